@@ -1,0 +1,10 @@
+// Subcommands of the `zepp` program; each file in src/cli/ registers one.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace zepp::cli {
+
+void add_simulate(CLI::App& app);  // simulate.cpp
+void add_place(CLI::App& app);     // place.cpp
+
+}  // namespace zepp::cli

@@ -1,0 +1,34 @@
+// What an executor reports for one MoE layer invocation (DESIGN.md §1 "Report").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zepp {
+
+// One interval on a GPU's resource track, for timelines (Chrome trace JSON, Gantt SVG).
+struct TimelineEvent {
+  int gpu = 0;
+  std::string track;   // "compute", "nvlink-out", "nic-out"
+  std::string name;    // e.g. "expert 17 (52 tok)", "dispatch -> gpu 5"
+  double start_s = 0, end_s = 0;
+};
+
+struct GpuStats {
+  int64_t tokens_computed = 0;   // (token, expert) pairs computed on this GPU
+  double compute_s = 0;          // time in expert FFNs
+  double finish_s = 0;           // when its last activity ended
+  double nvlink_out_bytes = 0, nic_out_bytes = 0, nic_in_bytes = 0;
+};
+
+struct LayerResult {
+  double latency_s = 0;          // slowest GPU's finish time (paper §6.1)
+  std::vector<GpuStats> gpus;    // [num_gpus]
+  double inter_node_bytes = 0;   // all bytes over NICs
+  double nvlink_bytes = 0;       // all bytes over NVLink
+  double max_nic_bytes = 0;      // most bytes through one NIC (egress or ingress)
+  double comm_hidden_fraction = 0;  // share of communication time overlapped by computation
+  std::vector<TimelineEvent> timeline;
+};
+
+}  // namespace zepp
