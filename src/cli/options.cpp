@@ -1,0 +1,85 @@
+#include "cli/options.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/presets.hpp"
+
+namespace zepp::cli {
+
+void WorkloadFlags::add_to(CLI::App* cmd) {
+  cmd->add_option("--trace", trace_path, "Trace file or folder (shared/data/traces/...); synthetic power-law workload without it");
+  cmd->add_option("--model", model, "Model preset: deepseek-v2-lite, llama4-maverick, mixtral-8x7b, qwen3-30b-a3b, qwen3-235b-a22b, kimi-k2, deepseek-v3 (default kimi-k2 without --trace)");
+  cmd->add_option("--topology", topology, "Cluster preset: a100, h100")->capture_default_str();
+  cmd->add_option("--nodes", nodes, "Number of nodes N")->capture_default_str();
+  cmd->add_option("--gpus-per-node", gpus_per_node, "GPUs (and NICs) per node G (preset: 4)");
+  cmd->add_option("--experts", num_experts, "Override the model's routed expert count E");
+  cmd->add_option("--top-k", top_k, "Override the model's top-k");
+  cmd->add_option("--hidden", hidden, "Override the model's hidden (token) dimension");
+  cmd->add_option("--ffn", ffn, "Override the model's expert FFN dimension");
+  cmd->add_option("--nvlink-gbps", nvlink_gbps, "Override NVLink GB/s per direction per GPU pair");
+  cmd->add_option("--nic-gbps", nic_gbps, "Override NIC GB/s per direction");
+  cmd->add_option("--nvlink-latency-us", nvlink_latency_us, "Override NVLink per-message latency (us)");
+  cmd->add_option("--nic-latency-us", nic_latency_us, "Override NIC per-message latency (us)");
+  cmd->add_option("--peak-tflops", peak_tflops, "Override GPU BF16 peak TFLOP/s");
+  cmd->add_option("--hbm-tbps", hbm_tbps, "Override GPU HBM TB/s");
+  cmd->add_option("--kernel-launch-us", kernel_launch_us, "Override per-GEMM launch cost (us)");
+  cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)");
+  cmd->add_option("--size-mb", workload.size_mb, "BF16 input activations per GPU, MiB, before top-k (paper §6.1)")->capture_default_str();
+  cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")->capture_default_str();
+  cmd->add_option("--zipf", workload.zipf, "Synthetic workload: popularity of the r-th expert ~ r^-zipf")->capture_default_str();
+  cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc or arc/Hebrew");
+}
+
+namespace {
+template <typename T>
+void set_positive(const std::optional<T>& v, const char* flag, T& field, double scale = 1.0) {
+  if (!v) return;
+  require(*v > 0, flag, "must be positive, got " + std::to_string(*v));
+  field = static_cast<T>(*v * scale);
+}
+}  // namespace
+
+ModelShape WorkloadFlags::model_shape() const {
+  require(!(model.empty() && !trace_path.empty()), "--model", "is required with --trace (the trace's model preset)");
+  ModelShape m = model_preset(model.empty() ? "kimi-k2" : model);
+  set_positive(num_experts, "--experts", m.num_experts);
+  set_positive(top_k, "--top-k", m.top_k);
+  set_positive(hidden, "--hidden", m.hidden);
+  set_positive(ffn, "--ffn", m.ffn);
+  require(m.top_k <= m.num_experts, "--top-k", "exceeds the expert count");
+  return m;
+}
+
+Topology WorkloadFlags::cluster() const {
+  Topology t = topology_preset(topology, nodes);
+  set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
+  auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {
+    if (!v) return;
+    require(*v > 0 && std::isfinite(*v), flag, "must be a positive number");
+    field = *v * scale;
+  };
+  set(nvlink_gbps, "--nvlink-gbps", t.nvlink_bw, 1e9);
+  set(nic_gbps, "--nic-gbps", t.nic_bw, 1e9);
+  set(nvlink_latency_us, "--nvlink-latency-us", t.nvlink_latency, 1e-6);
+  set(nic_latency_us, "--nic-latency-us", t.nic_latency, 1e-6);
+  set(peak_tflops, "--peak-tflops", t.peak_flops, 1e12);
+  set(hbm_tbps, "--hbm-tbps", t.hbm_bw, 1e12);
+  set(kernel_launch_us, "--kernel-launch-us", t.kernel_launch, 1e-6);
+  return t;
+}
+
+ResolvedWorkload resolve(const WorkloadFlags& f) {
+  ResolvedWorkload r;
+  r.model = f.model_shape();
+  r.topo = f.cluster();
+  if (!f.trace_path.empty()) {
+    r.trace = std::make_unique<Trace>(read_trace(f.trace_path));
+    check_trace_matches_model(*r.trace, r.model);
+  }
+  r.workload = build_workload(r.trace.get(), r.model, r.topo, f.workload);
+  return r;
+}
+
+}  // namespace zepp::cli

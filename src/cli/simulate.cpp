@@ -1,0 +1,78 @@
+// `zepp simulate`: one MoE layer invocation under each strategy, side by side (issue 2 item 9).
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "core/error.hpp"
+#include "pipeline/strategy.hpp"
+#include "report/summary.hpp"
+
+namespace zepp::cli {
+namespace {
+
+struct SimulateFlags {
+  WorkloadFlags w;
+  std::string strategies = "a2av,eplb,zepp";
+  std::string executor = "estimate";
+  std::string format = "table";
+  StrategyOptions opt;
+  bool no_split = false, no_merge = false, no_overlap = false, no_locality = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void run(const SimulateFlags& f) {
+  require(f.opt.balance_slack >= 0 && f.opt.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
+  require(f.opt.nic_slack >= 0, "--nic-slack", "must be >= 0");
+  require(f.opt.extra_slots >= 0, "--extra-slots", "must be >= 0");
+  const auto names = split_list(f.strategies);
+  require(!names.empty(), "--strategies", "names no strategy");
+  ExecutorKind ex;
+  if (f.executor == "estimate") ex = ExecutorKind::Estimate;
+  else if (f.executor == "sim") ex = ExecutorKind::Sim;
+  else throw ArgumentError("--executor: expected sim or estimate, got '" + f.executor + "'");
+  require(f.format == "table" || f.format == "json" || f.format == "csv", "--format", "expected table, json or csv");
+
+  StrategyOptions opt = f.opt;
+  opt.split = !f.no_split;
+  opt.merge = !f.no_merge;
+  opt.overlap = !f.no_overlap;
+  opt.locality = !f.no_locality;
+  ResolvedWorkload r = resolve(f.w);
+  std::vector<StrategyOutcome> outcomes;
+  for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
+
+  const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes);
+  std::string text = f.format == "json" ? summary.dump(2) + "\n" : f.format == "csv" ? summary_csv(summary) : summary_table(summary);
+  std::fputs(text.c_str(), stdout);
+}
+
+}  // namespace
+
+void add_simulate(CLI::App& app) {
+  auto f = std::make_shared<SimulateFlags>();
+  CLI::App* cmd = app.add_subcommand("simulate", "Place, route and time one MoE layer under each strategy");
+  f->w.add_to(cmd);
+  cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, zepp")->capture_default_str();
+  cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap)")->capture_default_str();
+  cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
+  cmd->add_option("--extra-slots", f->opt.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
+  cmd->add_option("--balance-slack", f->opt.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
+  cmd->add_option("--nic-slack", f->opt.nic_slack, "C_NIC: NIC load within (1 + C_NIC) V / G (equation 2)")->capture_default_str();
+  cmd->add_option("--eplb-groups", f->opt.eplb_groups, "EPLB expert groups (0: one per node when it divides)");
+  cmd->add_flag("--no-split", f->no_split, "Zepp ablation: no NIC split");
+  cmd->add_flag("--no-merge", f->no_merge, "Zepp ablation: no merge in dispatch or combine");
+  cmd->add_flag("--no-overlap", f->no_overlap, "Zepp ablation: barrier-separated dispatch, compute, combine");
+  cmd->add_flag("--no-locality", f->no_locality, "Zepp ablation: even split over replicas instead of locality-preferred routing");
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace zepp::cli

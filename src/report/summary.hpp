@@ -1,0 +1,28 @@
+// The figures `zepp simulate` reports (issue 2 item 9), built once as JSON and rendered as a
+// table or CSV from that JSON so the three formats never disagree.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/types.hpp"
+#include "pipeline/strategy.hpp"
+#include "workload/workload.hpp"
+
+namespace zepp {
+
+// {"strategies": [{"name", "latency_us", "speedup_vs_a2av" (null without a2av), "imbalance",
+//   "inter_node_bytes", "nvlink_bytes", "max_nic_bytes", "comm_hidden_fraction",
+//   "routing_cost" (µs), "routing_cost_optimal" (µs), "routing_gap" (cost / optimum − 1),
+//   "routing_wall_us"}], "workload": {...}, "cluster": {...}}
+nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,
+                            const std::vector<StrategyOutcome>& outcomes);
+
+// A human-readable table (one row per strategy) preceded by a workload line.
+std::string summary_table(const nlohmann::json& summary);
+
+// CSV with a header row; one row per strategy, workload fields repeated on every row.
+std::string summary_csv(const nlohmann::json& summary);
+
+}  // namespace zepp
