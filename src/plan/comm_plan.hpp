@@ -1,0 +1,126 @@
+// The communication plan of one MoE layer invocation (paper §4.2, DESIGN.md §1 "Comm plan" and
+// "Schedule"): every transfer, expert computation and reduction as a task, with the rows each
+// one carries, its dependencies and its order on its resource (Algorithm 1). Executors (`sim`,
+// `mpi`) run the same plan: the `sim` executor times it, the `mpi` executor moves real rows.
+//
+// Data model. A row is one hidden-sized BF16 vector (ModelShape::token_bytes() bytes). A pair
+// index p = token * top_k + k names the k-th expert choice of global token `token` (an index
+// into the RoutingBatch). Every GPU starts holding the input activations of its own tokens.
+//  - Dispatch rows are token input activations (identified by token index).
+//  - Expert computation produces, per pair p, the gate-weighted output w_p * FFN_{e_p}(x_t).
+//    A GPU accumulates the outputs it computes for the same token in its GEMM epilogue.
+//  - Combine rows are partial sums: row (t, P) holds sum over p in P of w_p * FFN_{e_p}(x_t);
+//    its sender must hold (computed or received) every pair of P.
+//  - The final output y_t on t's source GPU is the sum of the rows of all final reductions
+//    there; over them every pair of t appears exactly once.
+//
+// Paths (all choices deterministic, so the same inputs give the same plan bit for bit):
+//  - Same GPU: no transfer. Same node: one NVLink transfer, sender -> GPU that needs the row.
+//  - Other node, per (source node, destination node) flow, in Algorithm 1's round
+//    r = (source - destination) mod N for dispatch, (destination - source) mod N for combine:
+//    * split: each source GPU's rows toward that node are redistributed over the node's NICs
+//      (eq. (2)/(3), plan/split.hpp); rows moved to another GPU's NIC travel there first over
+//      NVLink (a "relay" transfer, Algorithm 1 lines 4-5). Without split every GPU uses its
+//      own NIC.
+//    * merge: one RDMA put per NIC goes to the peer GPU with the same local index on the
+//      destination node (Algorithm 1 line 7; puts of one round are one-to-one between nodes,
+//      so no incast), which forwards over NVLink to every GPU there that needs the row
+//      (lines 8-11, "union forwarding": each GPU gets exactly the rows it needs). In dispatch
+//      a token crosses to a node once, whatever the number of its experts there. In combine
+//      the token's contributions on that node are sent over NVLink to the GPU that received
+//      the token in dispatch (lines 19-21), pre-reduced there into one row (lines 22-23) and
+//      returned once along the reverse path (line 25). Without merge: one row per
+//      (token, expert pair), RDMA put straight to the GPU that needs it (all-to-allv).
+//  - Transfers on the same (source, destination, link, phase, round) are coalesced into one.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace zepp {
+
+enum class TaskKind : uint8_t {
+  Transfer,     // rows (or expert weights) from gpu to dst_gpu over `link`
+  Compute,      // one expert GEMM over `pairs` on gpu, slot `slot`
+  PreReduce,    // sums contributions into partial-sum rows on gpu, bound for node `node`
+  FinalReduce,  // adds rows into the source GPU's output y
+  Barrier,      // no work: completes when its deps complete (phase barriers, overlap = false)
+};
+enum class Link : uint8_t { None, NVLink, NIC };
+enum class Phase : uint8_t { Dispatch, Compute, Combine, Weights };
+
+const char* to_string(TaskKind k);
+const char* to_string(Link l);
+const char* to_string(Phase p);
+
+struct Task {
+  TaskKind kind = TaskKind::Barrier;
+  Phase phase = Phase::Compute;
+  int32_t gpu = -1;       // Transfer: sending GPU; otherwise the GPU that runs the task
+  int32_t dst_gpu = -1;   // Transfer: receiving GPU; otherwise -1
+  Link link = Link::None; // Transfer only
+  int32_t round = -1;     // Transfer: Algorithm 1 round 1..N-1 of an inter-node flow (relay,
+                          // put and forward share it), 0 for intra-node flows and weights
+  int32_t slot = -1;      // Compute: physical expert (slot); Transfer of weights: target slot
+  int32_t expert = -1;    // Compute / weights: logical expert
+  int32_t node = -1;      // PreReduce: destination (source) node of its partial sums
+  double bytes = 0;       // Transfer: payload bytes; Pre/FinalReduce: bytes of rows read
+                          // (inputs summed), for the time bytes / hbm_bw; Compute: 0
+
+  // Rows. Transfer (dispatch): `tokens` only, one activation per entry; without merge a token
+  // may repeat (one copy per expert pair). Transfer (combine), PreReduce (its output rows),
+  // FinalReduce: `tokens` with CSR `pair_begin` [tokens.size() + 1] into `pairs`: row r sums
+  // pairs[pair_begin[r] .. pair_begin[r+1]). Compute: `pairs` only (ascending), `tokens` and
+  // `pair_begin` empty. Weights: no rows (bytes = ModelShape::expert_weight_bytes()).
+  std::vector<int64_t> tokens;
+  std::vector<int64_t> pair_begin;
+  std::vector<int64_t> pairs;
+
+  std::vector<int32_t> deps;  // indices into CommPlan::tasks that must finish first
+  // Order among ready tasks on the same resource, lower first (Algorithm 1). Resources:
+  // Compute/PreReduce/FinalReduce -> the GPU's single compute stream; NIC transfer -> the
+  // sender's NIC egress queue; NVLink transfer -> the (gpu, dst_gpu) link queue. A resource
+  // runs one task at a time and, when idle, starts its ready task with the lowest priority
+  // (ties: lowest task index). Barriers take no resource.
+  int64_t priority = 0;
+
+  int64_t rows() const { return int64_t(kind == TaskKind::Compute ? pairs.size() : tokens.size()); }
+};
+
+// An expert replica whose weights must arrive before its slot computes (an intra-node swap,
+// paper §4.3): the weights of `slot`'s expert come from `src_gpu` (phase Weights).
+struct WeightMove {
+  int32_t slot = -1;
+  int32_t src_gpu = -1;
+};
+
+struct PlanOptions {
+  bool split = true;       // redistribute inter-node rows over the node's NICs (eq. (2)/(3))
+  bool merge = true;       // dispatch dedup + combine pre-reduction per node
+  bool overlap = true;     // Algorithm 1 data dependencies; false: per-GPU phase barriers
+                           // (dispatch, then compute, then combine) and one GEMM per slot
+  double nic_slack = 0.0;  // C_NIC >= 0 of eq. (2)
+};
+
+struct CommPlan {
+  int num_gpus = 0, gpus_per_node = 0, nodes = 0, top_k = 0;
+  double token_bytes = 0;  // bytes of one row
+  ModelShape model;        // for expert compute time (core/roofline.hpp)
+  PlanOptions options;
+  std::vector<Task> tasks;
+};
+
+// Builds the plan (paper §4.2, Algorithm 1). routing.slot_of_pair must be filled ([T * top_k]),
+// each pair's slot holding the pair's expert; weight moves name slots and GPUs of `topo`.
+// Compute groups: with overlap one group per (slot, source node), ordered by delivery
+// (source nodes n+1, ..., n+N-1, then n's own tokens), which is also Algorithm 1's combine
+// order (return groups for destination n+1, ..., n); without overlap one group per slot.
+// Throws ArgumentError naming the argument when shapes disagree (batch vs placement vs
+// topology vs model, a pair routed to a slot of another expert, nic_slack < 0).
+CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
+                         const Topology& topo, const ModelShape& model, const PlanOptions& options,
+                         const std::vector<WeightMove>& weight_moves = {});
+
+}  // namespace zepp
