@@ -1,18 +1,21 @@
 // Strategies as compositions of stages (DESIGN.md §2): placement -> routing -> comm plan ->
-// executor. Every strategy runs on the same workload and the same executor.
+// executor. Every strategy runs on the same workload and the same executor; a strategy is a
+// function that makes its decisions (placement, routing, plan), registered by name.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/types.hpp"
 #include "exec/result.hpp"
+#include "plan/comm_plan.hpp"
 #include "workload/workload.hpp"
 
 namespace zepp {
 
 enum class ExecutorKind {
   Estimate,  // barrier-separated phases, closed form (src/exec/estimate.hpp)
-  Sim,       // SimGrid flow-level cluster (src/exec/sim_*)
+  Sim,       // SimGrid flow-level cluster running the strategy's CommPlan
 };
 
 struct StrategyOptions {
@@ -26,6 +29,36 @@ struct StrategyOptions {
   bool optimal = true;        // also solve equation (1) exactly (LEMON) for routing_cost_optimal_s
 };
 
+// What a strategy decides for one layer invocation, before anything runs.
+struct StrategyDecision {
+  Placement placement;
+  Routing routing;           // counts and slot_of_pair
+  double routing_wall_s = 0; // wall time its routing took (planning cost)
+  // Builds the strategy's comm plan for the sim executor from this decision's placement and
+  // routing (most use build_comm_plan with their PlanOptions; baselines with their own dispatch
+  // build their own). Valid while the workload, model and topology it was decided on live.
+  std::function<CommPlan(const Placement&, const Routing&)> make_plan;
+};
+
+struct StrategyInput {
+  const Workload& workload;
+  const ModelShape& model;
+  const Topology& topo;
+  const StrategyOptions& opt;
+};
+
+using StrategyFn = std::function<StrategyDecision(const StrategyInput&)>;
+
+struct StrategyEntry {
+  std::string name;
+  std::string summary;  // one line: placement / routing / dispatch-combine / overlap
+  StrategyFn decide;
+};
+
+// Every strategy of this build, in the order tables list them (strategies.cpp).
+const std::vector<StrategyEntry>& strategy_registry();
+std::vector<std::string> strategy_names();
+
 struct StrategyOutcome {
   std::string name;
   Placement placement;
@@ -37,12 +70,16 @@ struct StrategyOutcome {
   double routing_wall_s = 0;         // wall time spent routing (planning cost)
 };
 
-// Strategy names this build runs: a2av, eplb, zepp.
-std::vector<std::string> strategy_names();
-
 // Runs one strategy end to end. Throws ArgumentError("strategies: unknown ...") for an unknown
 // name, and whatever the stages throw for shapes that do not fit.
 StrategyOutcome run_strategy(const std::string& name, const Workload& workload, const ModelShape& model,
                              const Topology& topo, const StrategyOptions& opt, ExecutorKind executor);
+
+// Helpers shared by strategy definitions.
+int eplb_groups_for(const ModelShape& m, const Topology& t, int requested);
+int base_slots_per_gpu(const ModelShape& m, const Topology& t);  // ceil(E / G)
+// Routes on `placement` (locality-preferred or even split), timing it; the plan is built with
+// build_comm_plan and `plan` when an executor asks.
+StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool locality, const PlanOptions& plan);
 
 }  // namespace zepp

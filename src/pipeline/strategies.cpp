@@ -1,0 +1,40 @@
+// The registry of strategies (DESIGN.md §2 table). Add a strategy by defining its decide
+// function in its own file and listing it here.
+#include "core/error.hpp"
+#include "placement/placement.hpp"
+#include "pipeline/strategy.hpp"
+
+namespace zepp {
+namespace {
+
+// Plain EP (A2AV+GEMM): one replica per expert, home routing, all-to-allv, no overlap.
+StrategyDecision decide_a2av(const StrategyInput& in) {
+  return decide_with(place_contiguous(in.model.num_experts, in.topo), in, false, PlanOptions{false, false, false, 0.0});
+}
+
+// DeepSeek EPLB: its replicas and placement, even split over replicas, all-to-allv, no overlap.
+StrategyDecision decide_eplb(const StrategyInput& in) {
+  const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
+  Placement p = place_eplb(in.workload.history_load, in.topo, slots, eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
+  return decide_with(std::move(p), in, false, PlanOptions{false, false, false, 0.0});
+}
+
+// Zepp (paper §4): placement §4.1, locality-preferred routing, split + merge, Algorithm 1.
+StrategyDecision decide_zepp(const StrategyInput& in) {
+  Placement p = place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
+  const PlanOptions plan{in.opt.split, in.opt.merge, in.opt.overlap, in.opt.nic_slack};
+  return decide_with(std::move(p), in, in.opt.locality, plan);
+}
+
+}  // namespace
+
+const std::vector<StrategyEntry>& strategy_registry() {
+  static const std::vector<StrategyEntry> registry = {
+      {"a2av", "contiguous experts, home routing, all-to-allv, no overlap", decide_a2av},
+      {"eplb", "EPLB replicas and placement, even split over replicas, all-to-allv, no overlap", decide_eplb},
+      {"zepp", "Zepp placement (§4.1), locality-preferred routing, split + merge (§4.2), Algorithm 1 overlap", decide_zepp},
+  };
+  return registry;
+}
+
+}  // namespace zepp
