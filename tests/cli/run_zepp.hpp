@@ -1,0 +1,36 @@
+// Runs the built `zepp` program and captures its exit status and output (stdout + stderr).
+#pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace zepp::testing {
+
+struct ProgramResult {
+  int status = -1;      // exit status
+  std::string out;      // stdout
+  std::string err;      // stderr
+};
+
+inline ProgramResult run_zepp(const std::string& args) {
+  const std::string err_file = ::testing::TempDir() + "zepp_stderr.txt";
+  const std::string cmd = std::string(ZEPP_BINARY) + " " + args + " 2>" + err_file;
+  ProgramResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  if (FILE* e = fopen(err_file.c_str(), "r")) {
+    for (size_t n; (n = fread(buf.data(), 1, buf.size(), e)) > 0;) r.err.append(buf.data(), n);
+    fclose(e);
+  }
+  return r;
+}
+
+inline std::string shared_dir() { return ZEPP_SHARED_DIR; }
+
+}  // namespace zepp::testing

@@ -1,0 +1,88 @@
+// `zepp simulate` end to end: the built-in workload, real traces, and bad arguments (exit 2).
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_zepp.hpp"
+
+namespace zepp {
+namespace {
+
+using testing::run_zepp;
+using testing::shared_dir;
+
+nlohmann::json simulate_json(const std::string& args) {
+  const auto r = run_zepp("simulate --format json " + args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+const nlohmann::json& strategy(const nlohmann::json& j, const std::string& name) {
+  for (const auto& s : j["strategies"])
+    if (s["name"] == name) return s;
+  throw std::runtime_error("no strategy " + name);
+}
+
+TEST(SimulateCli, BuiltInWorkloadReportsEveryStrategy) {
+  const auto j = simulate_json("--executor estimate --size-mb 1 --nodes 2");
+  ASSERT_EQ(j["strategies"].size(), 3u);
+  EXPECT_EQ(j["workload"]["synthetic"], true);
+  EXPECT_EQ(j["workload"]["model"], "kimi-k2");
+  // 1 MiB of BF16 Kimi-K2 tokens (hidden 7168): floor(2^20 / 14336) = 73 tokens per GPU.
+  EXPECT_EQ(j["workload"]["tokens_per_gpu"], 73);
+  EXPECT_DOUBLE_EQ(strategy(j, "a2av")["speedup_vs_a2av"].get<double>(), 1.0);
+  for (const auto& s : j["strategies"]) {
+    EXPECT_GT(s["latency_us"].get<double>(), 0) << s["name"];
+    EXPECT_GE(s["imbalance"].get<double>(), 1.0) << s["name"];
+    // The exact optimum of equation (1) is a lower bound of any routing on that placement.
+    EXPECT_GE(s["routing_cost"].get<double>() * (1 + 1e-9), s["routing_cost_optimal"].get<double>()) << s["name"];
+  }
+  // One replica per expert leaves routing no choice: plain EP is already optimal.
+  EXPECT_NEAR(strategy(j, "a2av")["routing_gap"].get<double>(), 0.0, 1e-9);
+}
+
+TEST(SimulateCli, SameSeedSameReport) {
+  const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
+  const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
+  ASSERT_EQ(a.status, 0) << a.err;
+  // Everything but the measured routing wall time is identical (the CSV omits it).
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(SimulateCli, RealDeepSeekTrace) {
+  const std::string trace = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
+  const auto j = simulate_json("--executor estimate --trace " + trace + " --model deepseek-v2-lite --nodes 4 --gpus-per-node 4");
+  EXPECT_EQ(j["workload"]["synthetic"], false);
+  // Locality-preferred routing moves fewer tokens across nodes than EPLB's even split.
+  EXPECT_LT(strategy(j, "zepp")["inter_node_bytes"].get<double>(), strategy(j, "eplb")["inter_node_bytes"].get<double>());
+}
+
+struct BadArgs {
+  std::string args, message;
+};
+
+class SimulateCliRejects : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(SimulateCliRejects, WithExitStatus2AndAMessage) {
+  const auto r = run_zepp("simulate " + GetParam().args);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Args, SimulateCliRejects,
+    ::testing::Values(BadArgs{"--model gpt-5", "model: unknown preset 'gpt-5'"},
+                      BadArgs{"--nodes 0", "nodes: must be at least 1"},
+                      BadArgs{"--topology b200", "topology: unknown preset 'b200'"},
+                      BadArgs{"--format xml", "--format"},
+                      BadArgs{"--strategies a2av,magic", "strategies: unknown strategy 'magic'"},
+                      BadArgs{"--balance-slack 1.5", "--balance-slack"},
+                      BadArgs{"--nic-gbps -3", "--nic-gbps"},
+                      BadArgs{"--trace /nonexistent/trace.json --model kimi-k2", "/nonexistent/trace.json"},
+                      BadArgs{"--trace /tmp", "--model"},
+                      BadArgs{"--nodes four", "--nodes"}));
+
+}  // namespace
+}  // namespace zepp
