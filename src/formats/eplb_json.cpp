@@ -1,0 +1,95 @@
+#include "formats/eplb_json.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "formats/file_io.hpp"
+
+namespace zepp {
+
+using formats_detail::number_array;
+
+void write_eplb_json(const std::string& path, const ExpertMap& map) {
+  map.validate("map");
+  std::vector<int64_t> log2phy, logcnt;
+  int X = 0;
+  map.logical_maps(log2phy, X, logcnt);
+  const int L = map.num_layers(), P = map.num_slots, E = map.num_experts();
+  std::string text = "{\n\"phy2log\": [\n";
+  for (int l = 0; l < L; ++l)
+    text += fmt::format("  [{}]{}\n", fmt::join(map.phy2log.begin() + size_t(l) * P, map.phy2log.begin() + size_t(l + 1) * P, ", "),
+                        l + 1 < L ? "," : "");
+  text += "],\n\"log2phy\": [\n";
+  for (int l = 0; l < L; ++l) {
+    text += "  [";
+    for (int e = 0; e < E; ++e) {
+      auto row = log2phy.begin() + (size_t(l) * E + e) * X;
+      text += fmt::format("{}[{}]", e ? ", " : "", fmt::join(row, row + X, ", "));
+    }
+    text += l + 1 < L ? "],\n" : "]\n";
+  }
+  text += "],\n\"logcnt\": [\n";
+  for (int l = 0; l < L; ++l)
+    text += fmt::format("  [{}]{}\n", fmt::join(logcnt.begin() + size_t(l) * E, logcnt.begin() + size_t(l + 1) * E, ", "),
+                        l + 1 < L ? "," : "");
+  formats_detail::write_text(path, text + "]\n}\n");
+}
+
+ExpertMap read_eplb_json(const std::string& path) {
+  auto doc = formats_detail::load_json(path);
+  auto a = number_array(formats_detail::member(doc, "phy2log", path), true, path, "phy2log");
+  if (a.shape.size() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
+    throw InputError(path + ": phy2log: expected a non-empty [layers, physical experts] list");
+  ExpertMap map;
+  map.num_slots = int(a.shape[1]);
+  for (size_t l = 0; l < a.shape[0]; ++l) map.layer_ids.push_back(int(l));
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    if (a.values[i] >= map.num_slots)
+      throw InputError(fmt::format("{}: phy2log[{}][{}]: expected an expert id below the slot count {}, got {}", path,
+                                   i / map.num_slots, i % map.num_slots, map.num_slots, a.values[i]));
+    map.phy2log.push_back(int32_t(a.values[i]));
+  }
+  if (auto p = map.problem(); !p.empty()) throw InputError(path + ": phy2log: " + p);
+
+  std::vector<int64_t> log2phy, logcnt;
+  int X = 0;
+  map.logical_maps(log2phy, X, logcnt);
+  const size_t L = map.num_layers(), E = map.num_experts();
+  if (doc.contains("logcnt")) {
+    auto c = number_array(doc["logcnt"], true, path, "logcnt");
+    if (c.shape != std::vector<size_t>{L, E}) throw InputError(fmt::format("{}: logcnt: expected shape [{}, {}]", path, L, E));
+    for (size_t i = 0; i < c.values.size(); ++i)
+      if (c.values[i] != double(logcnt[i]))
+        throw InputError(fmt::format("{}: logcnt[{}][{}]: expected {} (the replicas phy2log gives), got {}", path, i / E, i % E,
+                                     logcnt[i], c.values[i]));
+  }
+  if (doc.contains("log2phy")) {
+    // Entries are -1 padding, so read them as signed numbers without number_array's >= 0 check.
+    const auto& v = doc["log2phy"];
+    if (!v.is_array() || v.size() != L) throw InputError(fmt::format("{}: log2phy: expected a list of {} layers", path, L));
+    for (size_t l = 0; l < L; ++l) {
+      if (!v[l].is_array() || v[l].size() != E)
+        throw InputError(fmt::format("{}: log2phy[{}]: expected a list of {} experts", path, l, E));
+      for (size_t e = 0; e < E; ++e) {
+        const auto& row = v[l][e];
+        std::vector<int64_t> got;
+        for (size_t r = 0; row.is_array() && r < row.size(); ++r) {
+          if (!row[r].is_number_integer())
+            throw InputError(fmt::format("{}: log2phy[{}][{}][{}]: expected an integer slot or -1", path, l, e, r));
+          if (row[r].get<int64_t>() != -1) got.push_back(row[r].get<int64_t>());
+        }
+        auto want = std::vector<int64_t>(log2phy.begin() + (l * E + e) * X, log2phy.begin() + (l * E + e) * X + logcnt[l * E + e]);
+        std::sort(got.begin(), got.end());
+        if (!row.is_array() || got != want)
+          throw InputError(fmt::format("{}: log2phy[{}][{}]: expected the slots [{}] that phy2log gives expert {}", path, l, e,
+                                       fmt::join(want, ", "), e));
+      }
+    }
+  }
+  return map;
+}
+
+}  // namespace zepp

@@ -1,0 +1,269 @@
+// Serving-engine placement and statistics files: hand-written files read to known values, exact
+// text for written files, round trips on random maps, and InputError naming file and field.
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "core/error.hpp"
+#include "formats/formats.hpp"
+
+using namespace zepp;
+
+namespace {
+
+// A file name private to this test process (ctest runs tests in parallel processes).
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "zepp_formats_" + std::to_string(getpid()) + "_" + name;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  std::string path = temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The InputError message `f` throws; fails the test when it throws nothing.
+template <class F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return "";
+}
+
+// Two layers (model layers 3 and 5), 6 slots on 2 ranks, 4 experts.
+ExpertMap small_map() {
+  ExpertMap m;
+  m.layer_ids = {3, 5};
+  m.num_slots = 6;
+  m.phy2log = {0, 1, 2, 3, 0, 1,   //
+               3, 2, 1, 0, 2, 2};
+  return m;
+}
+
+bool same(const ExpertMap& a, const ExpertMap& b) {
+  return a.layer_ids == b.layer_ids && a.num_slots == b.num_slots && a.phy2log == b.phy2log;
+}
+
+}  // namespace
+
+TEST(ExpertMap, LayerAsPlacementAndLogicalMaps) {
+  ExpertMap m = small_map();
+  EXPECT_EQ(m.num_experts(), 4);
+  Placement p = m.layer(1, 2);
+  EXPECT_EQ(p.slots_per_gpu, 3);
+  EXPECT_EQ(p.num_experts, 4);
+  EXPECT_EQ(p.phy2log, (std::vector<int32_t>{3, 2, 1, 0, 2, 2}));
+  EXPECT_THROW(m.layer(0, 4), ArgumentError);  // 4 ranks do not divide 6 slots
+  EXPECT_THROW(m.layer(2, 2), ArgumentError);
+
+  std::vector<int64_t> log2phy, logcnt;
+  int X = 0;
+  m.logical_maps(log2phy, X, logcnt);
+  EXPECT_EQ(X, 3);  // expert 2 of layer 5 has three slots
+  EXPECT_EQ(logcnt, (std::vector<int64_t>{2, 2, 1, 1, 1, 1, 3, 1}));
+  EXPECT_EQ(log2phy, (std::vector<int64_t>{0, 4, -1, 1, 5, -1, 2, -1, -1, 3, -1, -1,  //
+                                           3, -1, -1, 2, -1, -1, 1, 4, 5, 0, -1, -1}));
+}
+
+TEST(ExpertMap, ProblemsNameRowAndSlot) {
+  ExpertMap m = small_map();
+  m.phy2log[7] = 9;
+  EXPECT_NE(m.problem().find("row 1 slot 1"), std::string::npos) << m.problem();
+  m = small_map();
+  m.phy2log[6] = 2;  // layer 5 loses expert 3
+  EXPECT_NE(m.problem().find("expert 3 has no slot"), std::string::npos) << m.problem();
+  m = small_map();
+  m.layer_ids = {4, 4};
+  EXPECT_NE(m.problem().find("layer 4 appears twice"), std::string::npos) << m.problem();
+  EXPECT_THROW(m.validate("map"), ArgumentError);
+}
+
+TEST(ExpertMap, FromPlacements) {
+  Placement a{2, 3, 2, {0, 1, 2, 0}}, b{2, 3, 2, {2, 2, 1, 0}};
+  ExpertMap m = expert_map_of({a, b}, {1, 2});
+  EXPECT_EQ(m.phy2log, (std::vector<int32_t>{0, 1, 2, 0, 2, 2, 1, 0}));
+  EXPECT_EQ(m.num_slots, 4);
+  EXPECT_EQ(expert_map_of({a, b}).layer_ids, (std::vector<int>{0, 1}));
+  Placement c{1, 3, 3, {0, 1, 2}};
+  EXPECT_THROW(expert_map_of({a, c}), ArgumentError);  // 3 slots vs 4
+  EXPECT_THROW(expert_map_of({a, b}, {1}), ArgumentError);
+}
+
+TEST(SglangStats, SumsStepsIntoPerLayerLoad) {
+  auto two_d = write_file("stats2.json", R"({"rank": 0, "logical_count": [[1, 2, 3], [4, 5, 6]]})");
+  EXPECT_EQ(read_sglang_stats(two_d), (std::vector<std::vector<double>>{{1, 2, 3}, {4, 5, 6}}));
+  auto three_d = write_file("stats3.json", R"({"logical_count": [[[1, 2, 3], [4, 5, 6]], [[10, 0, 1], [0, 0, 2.5]]]})");
+  EXPECT_EQ(read_sglang_stats(three_d), (std::vector<std::vector<double>>{{11, 2, 4}, {4, 5, 8.5}}));
+}
+
+TEST(SglangStats, WriteReadIsExact) {
+  std::vector<std::vector<double>> load{{1, 0.1, 1e-7}, {123456789, 2.5, 1.0 / 3}};
+  auto path = temp_path("stats_rt.json");
+  write_sglang_stats(path, load);
+  EXPECT_EQ(read_sglang_stats(path), load);
+  EXPECT_EQ(read_file(path).substr(0, 33), "{\"logical_count\": [\n  [1, 0.1, 1e");
+  EXPECT_THROW(write_sglang_stats(path, {{1, -2}}), ArgumentError);
+  EXPECT_THROW(write_sglang_stats(path, {{1, 2}, {3}}), ArgumentError);
+}
+
+TEST(SglangStats, MalformedFilesNameFileAndField) {
+  auto p = write_file("bad1.json", "{\"logical_count\": [[1, 2],\n [3, \"x\"]]}");
+  auto msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find(p + ": logical_count[1][1]: expected a number"), std::string::npos) << msg;
+  p = write_file("bad2.json", "{\"logical_count\": [[1, 2], [3]]}");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find("logical_count[1]: expected a list of 2 entries"), std::string::npos) << msg;
+  p = write_file("bad3.json", "{\"counts\": [[1]]}");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find("expected a field \"logical_count\""), std::string::npos) << msg;
+  p = write_file("bad4.json", "{\n\"logical_count\":\n [[1, 2]\n");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find(p + ":4: expected valid JSON"), std::string::npos) << msg;
+  p = write_file("bad5.json", "{\"logical_count\": [1, 2]}");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find("expected [steps, layers, experts] or [layers, experts]"), std::string::npos) << msg;
+  p = write_file("bad6.json", "{\"logical_count\": [[1, -2]]}");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find("logical_count[0][1]: expected a value >= 0, got -2"), std::string::npos) << msg;
+  msg = input_error([&] { read_sglang_stats(temp_path("missing.json")); });
+  EXPECT_NE(msg.find("cannot open for reading"), std::string::npos) << msg;
+}
+
+TEST(SglangPlacement, ReadsWritesAndFillsDenseLayers) {
+  auto p = write_file("loc.json", R"({"physical_to_logical_map": [[0, 1, 2, 0], [2, 1, 0, 1]]})");
+  ExpertMap m = read_sglang_placement(p);
+  EXPECT_EQ(m.layer_ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.num_slots, 4);
+  EXPECT_EQ(m.phy2log, (std::vector<int32_t>{0, 1, 2, 0, 2, 1, 0, 1}));
+
+  auto out = temp_path("loc_out.json");
+  write_sglang_placement(out, m);
+  EXPECT_EQ(read_file(out), "{\"physical_to_logical_map\": [\n  [0, 1, 2, 0],\n  [2, 1, 0, 1]\n]}\n");
+  // Layers 0..2 of small_map() are absent (dense): SGLang's trivial row p mod E.
+  write_sglang_placement(out, small_map());
+  ExpertMap back = read_sglang_placement(out);
+  ASSERT_EQ(back.num_layers(), 6);
+  EXPECT_EQ(std::vector<int32_t>(back.phy2log.begin(), back.phy2log.begin() + 6), (std::vector<int32_t>{0, 1, 2, 3, 0, 1}));
+  EXPECT_EQ(std::vector<int32_t>(back.phy2log.begin() + 30, back.phy2log.end()), (std::vector<int32_t>{3, 2, 1, 0, 2, 2}));
+}
+
+TEST(SglangPlacement, MalformedFilesNameFileAndField) {
+  auto p = write_file("locbad1.json", R"({"physical_to_logical_map": [[0, 1, 2], [0, 1.5, 2]]})");
+  auto msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_NE(msg.find("physical_to_logical_map[1][1]: expected an integer"), std::string::npos) << msg;
+  p = write_file("locbad2.json", R"({"physical_to_logical_map": [[0, 1, 2], [0, 1, 7]]})");
+  msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_NE(msg.find("physical_to_logical_map[1][2]: expected an expert id below the slot count 3, got 7"), std::string::npos) << msg;
+  p = write_file("locbad3.json", R"({"physical_to_logical_map": [[0, 1, 2], [0, 1, 1]]})");
+  msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_NE(msg.find("row 1 (layer 1): expert 2 has no slot"), std::string::npos) << msg;
+  p = write_file("locbad4.json", R"([[0, 1]])");
+  msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_NE(msg.find("expected a JSON object at top level"), std::string::npos) << msg;
+}
+
+TEST(TrtllmConfig, ReadsBlockAndFlowStyles) {
+  auto p = write_file("lb.yaml",
+                      "num_slots: 4\n"
+                      "initial_global_assignments:\n"
+                      "  7:\n    - 2\n    - 1\n    - 0\n    - 0\n"
+                      "  3: [0, 1, 2, 2]\n"
+                      "layer_updates_per_iter: 0\n");
+  ExpertMap m = read_trtllm_config(p);
+  EXPECT_EQ(m.layer_ids, (std::vector<int>{7, 3}));
+  EXPECT_EQ(m.phy2log, (std::vector<int32_t>{2, 1, 0, 0, 0, 1, 2, 2}));
+  auto out = temp_path("lb_out.yaml");
+  write_trtllm_config(out, m);
+  EXPECT_EQ(read_file(out),
+            "num_slots: 4\ninitial_global_assignments:\n  3: [0, 1, 2, 2]\n  7: [2, 1, 0, 0]\nlayer_updates_per_iter: 0\n");
+}
+
+TEST(TrtllmConfig, MalformedFilesNameFileLineAndField) {
+  auto p = write_file("lbbad1.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\n  2: [0, 1]\n");
+  auto msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":4: initial_global_assignments[2]: expected a list of num_slots = 3"), std::string::npos) << msg;
+  p = write_file("lbbad2.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, x, 2]\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":3: initial_global_assignments[1][1]: expected an integer in [0, 3), got 'x'"), std::string::npos) << msg;
+  p = write_file("lbbad3.yaml", "initial_global_assignments:\n  1: [0, 1, 2]\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ": expected a member 'num_slots'"), std::string::npos) << msg;
+  p = write_file("lbbad4.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\n  1: [2, 1, 0]\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":4: initial_global_assignments[1]: layer appears twice"), std::string::npos) << msg;
+  p = write_file("lbbad5.yaml", "num_slots: 3\ninitial_global_assignments: [1, 2\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find("expected valid YAML"), std::string::npos) << msg;
+  p = write_file("lbbad6.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\n  2: [0, 1, 1]\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find("row 1 (layer 2): expert 2 has no slot"), std::string::npos) << msg;
+}
+
+TEST(EplbJson, WritesEplbReturnValues) {
+  ExpertMap m;
+  m.layer_ids = {0};
+  m.num_slots = 4;
+  m.phy2log = {1, 0, 1, 2};
+  auto out = temp_path("eplb.json");
+  write_eplb_json(out, m);
+  EXPECT_EQ(read_file(out),
+            "{\n\"phy2log\": [\n  [1, 0, 1, 2]\n],\n\"log2phy\": [\n  [[1, -1], [0, 2], [3, -1]]\n],\n"
+            "\"logcnt\": [\n  [1, 2, 1]\n]\n}\n");
+  EXPECT_TRUE(same(read_eplb_json(out), m));
+  // EPLB's own log2phy may list replicas in rank order, not slot order.
+  auto p = write_file("eplb2.json", R"({"phy2log": [[1, 0, 1, 2]], "log2phy": [[[1, -1], [2, 0], [3, -1]]], "logcnt": [[1, 2, 1]]})");
+  EXPECT_TRUE(same(read_eplb_json(p), m));
+  p = write_file("eplb3.json", R"({"phy2log": [[1, 0, 1, 2]], "logcnt": [[1, 1, 1]]})");
+  auto msg = input_error([&] { read_eplb_json(p); });
+  EXPECT_NE(msg.find("logcnt[0][1]: expected 2"), std::string::npos) << msg;
+  p = write_file("eplb4.json", R"({"phy2log": [[1, 0, 1, 2]], "log2phy": [[[1, -1], [0, 3], [2, -1]]]})");
+  msg = input_error([&] { read_eplb_json(p); });
+  EXPECT_NE(msg.find("log2phy[0][1]: expected the slots [0, 2]"), std::string::npos) << msg;
+}
+
+TEST(Formats, ByNameAndUnknownName) {
+  auto out = temp_path("byname.yaml");
+  write_expert_map(out, small_map(), "trtllm");
+  EXPECT_TRUE(same(read_expert_map(out, "trtllm"), small_map()));
+  EXPECT_THROW(write_expert_map(out, small_map(), "vllm"), ArgumentError);
+  EXPECT_THROW(read_expert_map(out, "yaml"), ArgumentError);
+}
+
+// Any valid map survives every format unchanged (SGLang and EPLB rows are layers 0..L-1).
+RC_GTEST_PROP(Formats, RoundTripIsExact, ()) {
+  const int L = *rc::gen::inRange(1, 4), E = *rc::gen::inRange(1, 12), P = E + *rc::gen::inRange(0, 8);
+  ExpertMap m;
+  m.num_slots = P;
+  for (int l = 0; l < L; ++l) {
+    m.layer_ids.push_back(l);
+    auto row = *rc::gen::container<std::vector<int32_t>>(P - E, rc::gen::inRange(0, E));
+    for (int e = 0; e < E; ++e) row.insert(row.begin() + *rc::gen::inRange(0, int(row.size()) + 1), e);
+    m.phy2log.insert(m.phy2log.end(), row.begin(), row.end());
+  }
+  for (const auto& format : placement_format_names()) {
+    auto path = temp_path("prop." + format);
+    write_expert_map(path, m, format);
+    std::string text = read_file(path);
+    ExpertMap back = read_expert_map(path, format);
+    RC_ASSERT(same(back, m));
+    write_expert_map(path, back, format);
+    RC_ASSERT(read_file(path) == text);
+  }
+}
