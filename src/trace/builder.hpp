@@ -1,0 +1,49 @@
+// Collects tokens and load rows from the per-format readers into one Trace, enforcing what
+// every format shares: expert ids in [0, 2^31 - 1), one top-k per layer, distinct ids per
+// token, gate weights finite and non-negative (present for all or none of a layer's tokens),
+// and no layer without tokens.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+
+#include "trace/source_pos.hpp"
+#include "trace/trace.hpp"
+
+namespace zepp::trace_detail {
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(Trace& out) : out_(out) {}
+
+  // Adds a request name; returns its index.
+  int32_t add_request(std::string name);
+
+  // Records that `layer` was named at `at` (even with no tokens), so finish() can report a
+  // layer that never received a token.
+  void touch_layer(int layer, const SourcePos& at);
+
+  // Appends one token of `layer`. `gate_weights` is empty or has ids.size() entries.
+  void add_token(int layer, std::span<const int64_t> ids, std::span<const double> gate_weights,
+                 int32_t request, int32_t step, const SourcePos& at);
+
+  // Appends one load row (validated by the caller) to table `table` at `layer`.
+  void add_load_row(const std::string& table, int layer, std::vector<double> row, const SourcePos& at);
+
+  // Load-only sources: every file must have the same number of expert columns.
+  void set_load_columns(int num_experts, const SourcePos& at);
+
+  // Final checks (no empty layer) and num_experts.
+  void finish();
+
+ private:
+  LayerTrace& layer_at(int layer, const SourcePos& at);
+
+  Trace& out_;
+  std::map<int, std::string> first_seen_;  // layer -> where it was first named
+  std::map<std::string, size_t> table_index_;
+  std::string columns_seen_;  // where the load column count was first set
+};
+
+}  // namespace zepp::trace_detail

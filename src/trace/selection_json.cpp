@@ -1,0 +1,73 @@
+// Expert-selection JSON: [ step0, step1, ... ], each step {"<layer>": null | [[id, ...], ...]}.
+// Step 0 is the prefill (all prompt tokens), steps s >= 1 decode steps.
+#include <vector>
+
+#include "trace/json_util.hpp"
+#include "trace/readers.hpp"
+
+namespace zepp::trace_detail {
+
+using namespace simdjson;
+
+void read_selection_json(const std::string& file, const padded_string& text, const std::string& rel,
+                         TraceBuilder& b) {
+  thread_local ondemand::parser parser;
+  const char* base = text.data();
+  auto at = [&](const char* p) { return SourcePos{&file, -1, int64_t(p - base)}; };
+  const int32_t request = b.add_request(rel);
+  const char* expecting = "a JSON list of steps";
+  ondemand::document doc;
+  auto error = parser.iterate(text).get(doc);
+  if (error)
+    throw InputError(file + ": expected a JSON document (simdjson: " + error_message(error) +
+                     "; found while indexing the whole file, so no byte offset)");
+  try {
+    int32_t step = 0;
+    std::vector<int64_t> ids;
+    std::vector<int> layers_in_step;
+    for (auto step_value : doc.get_array()) {
+      expecting = "a step: an object keyed by layer index";
+      ondemand::object step_obj = step_value.get_object();
+      layers_in_step.clear();
+      for (ondemand::field field : step_obj) {
+        expecting = "a layer index key";
+        const char* key_at = field.key().raw() - 1;
+        std::string_view key = field.unescaped_key();
+        if (key.empty() || key.size() > 9 || key.find_first_not_of("0123456789") != std::string_view::npos)
+          fail(at(key_at), "expected a layer index key (a non-negative integer in quotes), got " + shown(key));
+        const int layer = int(parse_int(key, at(key_at), "a layer index"));
+        for (int seen : layers_in_step)
+          if (seen == layer) fail(at(key_at), "expected each layer once per step, got layer " + std::to_string(layer) + " twice");
+        layers_in_step.push_back(layer);
+        expecting = "null (dense layer) or a list of tokens";
+        ondemand::value tokens = field.value();
+        if (tokens.is_null()) continue;
+        b.touch_layer(layer, at(key_at));
+        for (ondemand::value token : tokens.get_array()) {
+          expecting = "a token: a list of expert ids";
+          const char* token_at = token.raw_json_token().data();
+          ids.clear();
+          for (ondemand::value id : token.get_array()) {
+            expecting = "an expert id";
+            ids.push_back(json_int(id, at(id.raw_json_token().data()), "an expert id"));
+          }
+          b.add_token(layer, ids, {}, request, step, at(token_at));
+          expecting = "',' or ']' after a token";
+        }
+        expecting = "',' or '}' after a layer";
+      }
+      ++step;
+      expecting = "',' or ']' after a step";
+    }
+    if (step == 0) fail(at(base), "expected at least one step (step 0 = prefill), got an empty list");
+    const char* rest = nullptr;  // current_location() is OUT_OF_BOUNDS exactly at the end
+    if (doc.current_location().get(rest) == SUCCESS)
+      fail(at(rest), "expected the end of the document after the list of steps, got more text");
+  } catch (const simdjson_error& e) {
+    const char* p = nullptr;
+    if (doc.current_location().get(p) != SUCCESS) p = base + text.size();  // ran off the end
+    fail(at(p), std::string("expected ") + expecting + " (simdjson: " + e.what() + ")");
+  }
+}
+
+}  // namespace zepp::trace_detail
