@@ -75,6 +75,8 @@ void TraceBuilder::set_load_columns(int num_experts, const SourcePos& at) {
 }
 
 void TraceBuilder::finish() {
+  if (first_seen_.empty() && out_.loads.empty())
+    throw InputError(out_.path + ": expected tokens of at least one MoE layer, got none (every layer null or absent)");
   int max_id = -1;
   for (const auto& [layer, where] : first_seen_) {
     auto it = out_.layers.find(layer);

@@ -35,6 +35,7 @@ void read_deepseek_csv(const std::string& file, const simdjson::padded_string& t
                        TraceBuilder& b) {
   const int32_t request = b.add_request(rel);
   bool header_seen = false;
+  int64_t rows = 0;
   std::vector<int64_t> ids;
   for_each_csv_row(file, std::string_view(text.data(), text.size()), [&](int64_t line, std::span<const std::string> f) {
     const SourcePos at{&file, line};
@@ -51,8 +52,10 @@ void read_deepseek_csv(const std::string& file, const simdjson::padded_string& t
     if (parse_int(f[1], at, "a Batch Number") < 0) fail(at, "expected a non-negative Batch Number, got " + f[1]);
     parse_id_list(f[3], at, ids);
     b.add_token(int(layer), ids, {}, request, 0, at);
+    ++rows;
   });
-  if (!header_seen) throw InputError(file + ": expected a CSV header and rows, got no records");
+  if (rows == 0)
+    throw InputError(file + ": expected a header and at least one row, got " + (header_seen ? "only the header" : "no records"));
 }
 
 }  // namespace zepp::trace_detail

@@ -2,6 +2,7 @@
 // Step 0 is the prefill (all prompt tokens), steps s >= 1 decode steps.
 #include <vector>
 
+#include "trace/json_scan.hpp"
 #include "trace/json_util.hpp"
 #include "trace/readers.hpp"
 
@@ -16,11 +17,20 @@ void read_selection_json(const std::string& file, const padded_string& text, con
   auto at = [&](const char* p) { return SourcePos{&file, -1, int64_t(p - base)}; };
   const int32_t request = b.add_request(rel);
   const char* expecting = "a JSON list of steps";
+  // simdjson checks the root's closing bracket before anything else and reports a truncated or
+  // over-long file at byte 0, so say where the document really ends.
+  const std::string_view all(text.data(), text.size());
+  const size_t last = all.find_last_not_of(" \t\r\n");
+  if (last != std::string_view::npos && all[last] != ']')
+    fail(at(base + last), "expected ']' closing the list of steps at the end of the file, got " +
+                              shown(all.substr(last, 1)) + " (truncated file?)");
   ondemand::document doc;
-  auto error = parser.iterate(text).get(doc);
-  if (error)
-    throw InputError(file + ": expected a JSON document (simdjson: " + error_message(error) +
-                     "; found while indexing the whole file, so no byte offset)");
+  if (auto error = parser.iterate(text).get(doc)) {
+    const int64_t offset = locate_index_error(all, error);
+    const std::string what = std::string("expected a JSON document (simdjson: ") + error_message(error) + ")";
+    if (offset < 0) throw InputError(file + ": " + what);
+    fail(at(base + offset), what);
+  }
   try {
     int32_t step = 0;
     std::vector<int64_t> ids;
@@ -54,7 +64,7 @@ void read_selection_json(const std::string& file, const padded_string& text, con
           b.add_token(layer, ids, {}, request, step, at(token_at));
           expecting = "',' or ']' after a token";
         }
-        expecting = "',' or '}' after a layer";
+        expecting = "',' and another layer key, or '}', after a layer";
       }
       ++step;
       expecting = "',' or ']' after a step";

@@ -1,0 +1,192 @@
+// Every malformed input gives an InputError naming the file, the line (CSV, JSONL) or byte
+// offset (JSON), and what was expected.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "temp_dir.hpp"
+#include "trace/trace.hpp"
+
+namespace zepp {
+namespace {
+
+using testing::TempDir;
+
+struct Case {
+  const char* label;
+  const char* file;     // written into a fresh folder, then read alone
+  std::string content;
+  std::string message;  // expected fragment after the folder prefix, e.g. "t.json: byte 5: expected ..."
+};
+
+const std::string kDeepSeekHeader = "Layer ID,Batch Number,Token,Activated Expert IDs\n";
+const std::string kLoadHeader = "Layer,Language,Expert_0,Expert_1\n";
+const std::string kRecord = R"({"dataset":"g","problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[0.6,0.4],"token_idx":0})";
+
+std::vector<Case> cases() {
+  return {
+      // selection JSON: byte offsets
+      {"json truncated", "t.json", R"([{"1":[[3],[4])", "t.json: byte 14: expected ',' or ']' after a token"},
+      {"json trailing comma", "t.json", R"([{"1":[[3]],}])", "t.json: byte 12: expected ',' and another layer key, or '}', after a layer"},
+      {"json top-k varies", "t.json", R"([{"1":[[3],[4,5]]}])", "t.json: byte 11: expected top-k 1 for layer 1 (as at "},
+      {"json negative id", "t.json", R"([{"1":[[2],[-3]]}])", "t.json: byte 11: expected a non-negative expert id"},
+      {"json float id", "t.json", R"([{"1":[[1.5]]}])", "t.json: byte 8: expected an expert id (an integer), got \"1.5\""},
+      {"json string id", "t.json", R"([{"1":[["7"]]}])", "t.json: byte 8: expected an expert id (an integer), got \"\"7\"\""},
+      {"json repeated id", "t.json", R"([{"1":[[4,4]]}])", "t.json: byte 7: expected distinct expert ids"},
+      {"json layer without tokens", "t.json", R"([{"1":[],"3":[[1]]},{"1":[]}])",
+       "t.json: byte 2: expected tokens for layer 1 somewhere in the trace, got none"},
+      {"json bad layer key", "t.json", R"([{"one":null}])", "t.json: byte 2: expected a layer index key"},
+      {"json layer twice", "t.json", R"([{"1":[[1]],"1":[[2]]}])", "t.json: byte 12: expected each layer once per step"},
+      {"json no steps", "t.json", "[]", "t.json: byte 0: expected at least one step"},
+      {"json step not object", "t.json", "[[1]]", "t.json: byte 1: expected a step: an object keyed by layer index"},
+      {"json trailing text", "t.json", R"([{"1":[[1]]}] x)", "t.json: byte 14: expected ']' closing the list of steps at the end of the file, got \"x\""},
+      {"json two documents", "t.json", R"([{"1":[[1]]}] [])", "t.json: byte 14: expected the end of the document"},
+      {"json truncated inside", "t.json", R"([{"1":[[3],[4]])", "t.json: byte 15: expected"},
+      {"json all dense", "t.json", R"([{"0":null}])", "t.json: expected tokens of at least one MoE layer"},
+      {"json truncated in a key", "t.json", R"([{"1)", "t.json: byte 3: expected ']' closing the list of steps at the end of the file"},
+      {"json unclosed string", "t.json", R"([{"1:[[1]]}])", "t.json: byte 2: expected a JSON document (simdjson: A string is opened, but never closed"},
+      {"json bad utf-8", "t.json", "[{\"1\":[[1]],\"x\xff\":null}]", "t.json: byte 14: expected a JSON document (simdjson: The input is not valid UTF-8"},
+      {"json control char", "t.json", "[{\"1\":[[1]],\"x\ty\":null}]", "t.json: byte 14: expected a JSON document (simdjson: Within strings, some characters must be escaped"},
+      {"empty file", "t.json", "", "t.json: expected trace data, got an empty file"},
+      {"blank file", "t.csv", " \n\n", "t.csv: expected trace data, got an empty file"},
+      {"unknown format", "t.csv", "a,b\n1,2\n", "t.csv:1: expected a trace"},
+      // DeepSeek CSV: lines
+      {"csv too few fields", "d.csv", kDeepSeekHeader + "1,0,tok\n", "d.csv:2: expected 4 fields"},
+      {"csv unquoted comma", "d.csv", kDeepSeekHeader + "1,0,a,b,\"[1, 2]\"\n", "d.csv:2: expected 4 fields"},
+      {"csv id not integer", "d.csv", kDeepSeekHeader + "1,0,x,\"[1, a]\"\n", "d.csv:2: expected an expert id (an integer)"},
+      {"csv negative id", "d.csv", kDeepSeekHeader + "1,0,x,\"[1, -2]\"\n", "d.csv:2: expected a non-negative expert id"},
+      {"csv not a list", "d.csv", kDeepSeekHeader + "1,0,x,1 2\n", "d.csv:2: expected the expert ids as a list"},
+      {"csv top-k varies", "d.csv", kDeepSeekHeader + "1,0,x,\"[1, 2]\"\n1,0,y,\"[1, 2, 3]\"\n",
+       "d.csv:3: expected top-k 2 for layer 1 (as at "},
+      {"csv layer not numeric", "d.csv", kDeepSeekHeader + "L1,0,x,\"[1]\"\n", "d.csv:2: expected a Layer ID (an integer)"},
+      {"csv batch not numeric", "d.csv", kDeepSeekHeader + "1,zero,x,\"[1]\"\n", "d.csv:2: expected a Batch Number"},
+      {"csv stray quote", "d.csv", kDeepSeekHeader + "1,0,a\"b,\"[1]\"\n", "d.csv:2: expected well-formed CSV"},
+      {"csv unterminated quote", "d.csv", kDeepSeekHeader + "1,0,\"abc,\"[1]\n", "d.csv:2: expected "},
+      {"csv header only", "d.csv", kDeepSeekHeader, "d.csv: expected a header and at least one row, got only the header"},
+      {"csv bad row after multi-line token", "d.csv", kDeepSeekHeader + "1,0,\"a\nb, \"\"c\"\"\",\"[1]\"\n1,0,x,\"[2\"\n",
+       "d.csv:4: expected the expert ids as a list"},
+      // Mixtral JSONL: lines
+      {"jsonl invalid line", "m.jsonl", kRecord + "\n{\"problem_id\":0,\n", "m.jsonl:2: expected a JSON object"},
+      {"jsonl missing experts", "m.jsonl", R"({"problem_id":0,"layer":0,"token_idx":0})", "m.jsonl:1: expected field \"experts\""},
+      {"jsonl layer is a string", "m.jsonl", R"({"problem_id":0,"layer":"0","experts":[1],"token_idx":0})",
+       "m.jsonl:1: expected \"layer\" (an integer), got \"\"0\"\""},
+      {"jsonl negative gate", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[-0.1,1.1],"token_idx":0})",
+       "m.jsonl:1: expected a finite non-negative gate weight"},
+      {"jsonl gate count", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[1.0],"token_idx":0})",
+       "m.jsonl:1: expected 2 gate weights"},
+      {"jsonl repeated token", "m.jsonl", kRecord + "\n" + kRecord + "\n", "m.jsonl:2: expected token_idx above 0"},
+      {"jsonl top-k varies", "m.jsonl",
+       kRecord + "\n" + R"({"problem_id":0,"layer":0,"experts":[1],"gating_probs":[1.0],"token_idx":1})",
+       "m.jsonl:2: expected top-k 2 for layer 0 (as at "},
+      {"jsonl two objects", "m.jsonl", kRecord + kRecord, "m.jsonl:1: expected one JSON object per line"},
+      // Qwen load CSV: lines
+      {"load negative", "arc_x.csv", kLoadHeader + "0,English,0.5,-0.1\n", "arc_x.csv:2: expected a finite non-negative load for Expert_1"},
+      {"load nan", "arc_x.csv", kLoadHeader + "0,English,nan,1\n", "arc_x.csv:2: expected a finite non-negative load for Expert_0"},
+      {"load not numeric", "arc_x.csv", kLoadHeader + "0,English,abc,1\n", "arc_x.csv:2: expected the load of Expert_0 (a number)"},
+      {"load field count", "arc_x.csv", kLoadHeader + "0,English,1\n", "arc_x.csv:2: expected 4 fields"},
+      {"load bad header", "arc_x.csv", "Layer,Language,Expert_1\n0,English,1\n", "arc_x.csv:1: expected the header"},
+      {"load row twice", "arc_x.csv", kLoadHeader + "0,English,1,1\n0,English,1,1\n", "arc_x.csv:3: expected one row per (layer, language)"},
+      {"load no language", "arc_x.csv", kLoadHeader + "0,,1,1\n", "arc_x.csv:2: expected a Language name"},
+  };
+}
+
+TEST(Malformed, EachCaseNamesFileWhereAndWhat) {
+  for (const Case& c : cases()) {
+    TempDir dir;
+    const std::string path = dir.write(c.file, c.content);
+    try {
+      read_trace(path);
+      ADD_FAILURE() << c.label << ": no error";
+    } catch (const InputError& e) {
+      const std::string expected = dir.path() + "/" + c.message;
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos)
+          << c.label << ":\n  got      " << e.what() << "\n  expected " << expected;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << c.label << ": wrong exception type: " << e.what();
+    }
+  }
+}
+
+TEST(Malformed, Folders) {
+  TempDir empty;
+  EXPECT_THROW(
+      {
+        try {
+          read_trace(empty.path());
+        } catch (const InputError& e) {
+          EXPECT_NE(std::string(e.what()).find(empty.path() + ": expected trace files"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      InputError);
+  EXPECT_THROW(read_trace(empty.path() + "/absent"), InputError);
+
+  TempDir mixed;
+  mixed.write("a.json", R"([{"1":[[1]]}])");
+  mixed.write("b/c.jsonl", kRecord);
+  try {
+    read_trace(mixed.path());
+    ADD_FAILURE() << "mixed formats accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("b/c.jsonl: expected selection-json like"), std::string::npos) << e.what();
+  }
+
+  TempDir columns;
+  columns.write("arc_1.csv", kLoadHeader + "0,English,1,1\n");
+  columns.write("gsm_1.csv", "Layer,Language,Expert_0\n0,English,1\n");
+  try {
+    read_trace(columns.path());
+    ADD_FAILURE() << "differing column counts accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("gsm_1.csv:1: expected 2 expert columns (as at "), std::string::npos) << e.what();
+  }
+}
+
+TEST(Malformed, FolderSkipsOtherFilesAndSortsByName) {
+  TempDir dir;
+  dir.write("README.md", "not a trace");
+  dir.write("b/2.json", R"([{"1":[[2]]}])");
+  dir.write("b/10.json", R"([{"1":[[1]]}])");
+  dir.write("a.json", R"([{"1":[[0],[5]]},{"1":[[3]]}])");
+  const Trace t = read_trace(dir.path());
+  EXPECT_EQ(t.requests, (std::vector<std::string>{"a.json", "b/10.json", "b/2.json"}));
+  const LayerTrace& l = t.layers.at(1);
+  EXPECT_EQ(l.expert_ids, (std::vector<int32_t>{0, 5, 3, 1, 2}));
+  EXPECT_EQ(l.request, (std::vector<int32_t>{0, 0, 0, 1, 2}));
+  EXPECT_EQ(l.step, (std::vector<int32_t>{0, 0, 1, 0, 0}));
+  EXPECT_EQ(t.num_experts, 6);
+}
+
+TEST(ModelCheck, NamesModelAndTrace) {
+  TempDir dir;
+  const Trace t = read_trace(dir.write("t.json", R"([{"1":[[0,7]]}])"));
+  ModelShape m{"small", 8, 2, 16, 16, 2, 2, 0};
+  EXPECT_NO_THROW(check_trace_matches_model(t, m));
+  auto message = [&](ModelShape bad) {
+    try {
+      check_trace_matches_model(t, bad);
+    } catch (const ArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  m.num_experts = 7;
+  EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 selects expert 7, the model has 7 experts");
+  m.num_experts = 8;
+  m.top_k = 1;
+  EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 has top-k 2, the model 1");
+
+  const Trace load = read_trace(dir.write("arc_x.csv", kLoadHeader + "0,English,1,1\n"));
+  m.top_k = 1;
+  EXPECT_NE(message(m).find("model"), std::string::npos);
+  try {
+    check_trace_matches_model(load, m);
+    ADD_FAILURE() << "column count not checked";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()), "trace: trace " + load.path +
+                                         " and model small disagree: load table arc/English layer 0 has 2 expert "
+                                         "columns, the model 8 experts");
+  }
+}
+
+}  // namespace
+}  // namespace zepp
