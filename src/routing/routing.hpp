@@ -1,4 +1,13 @@
 // Token routing: which replica serves every (token, expert) pair (paper §4.1 equation (1), §5).
+//
+// Shapes: G = placement.num_gpus GPUs, E experts, S = placement.num_slots() slots (physical
+// experts); demand d is [G * E] tokens with d[i * E + e] = tokens of source GPU i selecting e
+// (RoutingBatch::demand()). Loads are in tokens, costs in seconds.
+//
+// Errors: every entry point throws ArgumentError naming the argument ("batch", "placement",
+// "topo", "demand", "counts", "balance_slack", "token_bytes") when shapes disagree (GPU or expert
+// counts of batch, placement and topology), an expert id or slot is out of range, a count is
+// negative, or balance_slack is NaN, < 0 or >= 1.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -7,9 +16,12 @@
 
 namespace zepp {
 
-// Integer per-replica load bounds of equation (1): q = total_e / replicas_e,
-// lower = floor((1 - C) q), upper = ceil((1 + C) q) (rounded outward so integer loads are
-// always feasible). Shape [num_slots] each.
+// Integer per-slot load bounds of equation (1) for slack C: per expert e with total demand T_e
+// and r_e replicas, q = T_e / r_e, lower = floor((1 - C) q), upper = ceil((1 + C) q).
+// Rounding is outward (a looser bound, never a tighter one), so the bounds of each expert are
+// always jointly feasible: r_e * lower <= T_e <= r_e * upper. The paper bounds the load per
+// GPU; bounds here are per slot, which is the same when a GPU holds at most one replica of an
+// expert. Shape [S] each, in tokens.
 struct ReplicaBounds {
   std::vector<int64_t> lower, upper;
 };
@@ -17,25 +29,59 @@ ReplicaBounds replica_bounds(const std::vector<int64_t>& demand /*[G*E]*/, const
                              double balance_slack);
 
 // Inverse-bandwidth cost a_ij of equation (1) per token, in seconds: 0 on the same GPU,
-// token_bytes / nvlink_bw within a node, token_bytes / nic_bw across nodes.
+// token_bytes / nvlink_bw within a node, token_bytes / nic_bw across nodes. Throws
+// ArgumentError for a GPU outside the topology or non-positive bandwidths / token_bytes.
 double pair_cost(int src_gpu, int dst_gpu, const Topology& topo, double token_bytes);
 
-// Zepp's locality-preferred routing (§5): greedy water-filling (own GPU, then same node, then
-// remote; never starving another replica's lower bound), then per-token assignment that
-// consolidates each token's remote requests onto fewer nodes. assign_pairs = false returns the
-// count-level plan only (slot_of_pair empty).
+// Zepp's locality-preferred count-level plan (§4.1 eq. (1), §5 "Routing"): per expert, greedy
+// water-filling by levels -- level 0 each source GPU to replicas on its own GPU, level 1 to
+// replicas on other GPUs of its node, level 2 to remote replicas -- each allocation limited by
+// the receiving slot's remaining capacity (upper - load) and by the reserve rule (unassigned
+// demand must still cover every slot's unmet lower bound). Always satisfies the bounds of
+// replica_bounds. Returns M^e_ij sorted by (expert, src_gpu, slot), no zeros.
+std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand /*[G*E]*/,
+                                              const Placement& placement, const Topology& topo,
+                                              double balance_slack);
+
+// Pair level of §5: gives every (token, k) pair of `batch` a slot such that the per
+// (expert, src_gpu, slot) tallies equal `counts` exactly. Per token it prefers a slot on its own
+// node with quota (own GPU first), then a remote slot on a node the token already goes to, then
+// the remote node where most of the token's other still unassigned experts have quota, so each
+// token crosses to as few nodes as the counts allow (one transfer per destination node after
+// merging, §4.2). Returns slot_of_pair [T * top_k]. Throws ArgumentError("counts: ...") when
+// counts do not match the batch's demand or name a slot not holding the expert.
+std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
+                                  const std::vector<RouteCount>& counts);
+
+// route_locality_counts on batch.demand(), then assign_pairs when `assign` is true
+// (slot_of_pair stays empty otherwise).
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
-                       double balance_slack, bool assign_pairs = true);
+                       double balance_slack, bool assign = true);
 
-// EPLB-style even split: each source GPU's requests for an expert go round-robin over its
-// replicas. With one replica per expert this is plain EP's home routing.
-Routing route_even(const RoutingBatch& batch, const Placement& placement, bool assign_pairs = true);
+// EPLB-style even split: source GPU i's j-th request (in token order) for expert e goes to
+// replica (i + j) mod r_e of e's replicas in ascending slot order. The source-dependent start
+// spreads the remainders of different sources over different replicas, so replica totals differ
+// by little. With one replica per expert this is plain EP home routing. Ignores load bounds.
+Routing route_even(const RoutingBatch& batch, const Placement& placement, bool assign = true);
 
-// Objective of equation (1) for a routing, in seconds (sum of M^e_ij * a_ij).
+// Objective of equation (1) for a plan, in seconds: sum of M^e_ij * pair_cost(i, gpu of slot).
+// Computed from the integer totals of tokens per cost class (same node, remote), so equal plans
+// cost exactly the same.
+double routing_cost(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
+                    double token_bytes);
 double routing_cost(const Routing& routing, const Placement& placement, const Topology& topo, double token_bytes);
 
-// Exact optimum of equation (1): a min-cost flow per expert with LEMON's NetworkSimplex, same
-// bounds as route_locality. In seconds, comparable with routing_cost.
+// Exact optimum of equation (1) under the bounds of replica_bounds: per expert a min-cost flow
+// (LEMON NetworkSimplex) source GPU -> slot -> sink, with slot -> sink arcs bounded by
+// [lower, upper]. Integer arc costs are exact: a_ij is proportional to 1/bandwidth, so
+// same-node arcs cost nic_bw / g and remote arcs nvlink_bw / g, with both bandwidths written as
+// exact binary fractions and g their greatest common divisor (a100: 1 and 4). Throws
+// ArgumentError("topo: ...") when those integers exceed 2^31. Returns the optimal M.
+std::vector<RouteCount> route_optimal_counts(const std::vector<int64_t>& demand /*[G*E]*/,
+                                             const Placement& placement, const Topology& topo,
+                                             double balance_slack);
+
+// routing_cost of route_optimal_counts(batch.demand(), ...), in seconds.
 double routing_cost_optimal(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                             double balance_slack, double token_bytes);
 

@@ -1,0 +1,41 @@
+// Argument checks and small shared helpers of the routing stage (not public API).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace zepp::routing_detail {
+
+// Each throws ArgumentError naming the argument.
+void check_slack(double balance_slack);
+void check_topology(const Topology& topo, const Placement& placement);
+// Positive finite nvlink_bw, nic_bw (topo) and token_bytes.
+void check_costs(const Topology& topo, double token_bytes);
+void check_demand(const std::vector<int64_t>& demand, const Placement& placement);
+// Offsets, sizes, expert ids in [0, E), and GPU/expert counts equal to the placement's.
+void check_batch(const RoutingBatch& batch, const Placement& placement);
+
+// Slots of every expert in ascending order, as flat CSR arrays: slots of e are
+// slot[begin[e] .. begin[e + 1]).
+struct ReplicaIndex {
+  std::vector<int32_t> begin;  // [E + 1]
+  std::vector<int32_t> slot;   // [S]
+  explicit ReplicaIndex(const Placement& placement);
+  int count(int e) const { return begin[e + 1] - begin[e]; }
+};
+
+// Bounds of replica_bounds for one expert with `total` tokens over `replicas` slots. The
+// floating-point products may land a hair off an integer; the min/max with floor(q) and ceil(q)
+// keeps the rounding outward, so r * lower <= total <= r * upper holds exactly.
+inline void slot_bounds(int64_t total, int replicas, double slack, int64_t& lower, int64_t& upper) {
+  const double q = double(total) / replicas;
+  const int64_t fl = total / replicas, cl = (total + replicas - 1) / replicas;
+  lower = std::min<int64_t>(int64_t(std::floor((1 - slack) * q)), fl);
+  upper = std::max<int64_t>(int64_t(std::ceil((1 + slack) * q)), cl);
+}
+
+}  // namespace zepp::routing_detail
