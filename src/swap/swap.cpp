@@ -1,0 +1,167 @@
+#include "swap/swap.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace zepp {
+namespace {
+
+void check_demand(const std::vector<double>& demand, const Placement& placement) {
+  placement.validate("placement");
+  require(demand.size() == size_t(placement.num_experts), "demand",
+          "has " + std::to_string(demand.size()) + " entries, expected one per expert (" +
+              std::to_string(placement.num_experts) + ")");
+  for (size_t e = 0; e < demand.size(); ++e)
+    require(std::isfinite(demand[e]) && demand[e] >= 0, "demand",
+            "expert " + std::to_string(e) + " has demand " + std::to_string(demand[e]) + ", expected finite >= 0");
+}
+
+// Load per replica of each expert (demand spread evenly over its replicas).
+std::vector<double> per_replica(const std::vector<double>& demand, const Placement& placement) {
+  const auto cnt = placement.logcnt();
+  std::vector<double> w(demand.size());
+  for (size_t e = 0; e < demand.size(); ++e) w[e] = demand[e] / cnt[e];
+  return w;
+}
+
+bool holds(const Placement& p, int gpu, int32_t expert) {
+  const auto first = p.phy2log.begin() + ptrdiff_t(gpu) * p.slots_per_gpu;
+  return std::find(first, first + p.slots_per_gpu, expert) != first + p.slots_per_gpu;
+}
+
+struct Candidate {
+  double new_max;
+  int32_t a, b;
+};
+
+// The swap between GPUs h and l that minimises their larger load afterwards (ties: lowest slots).
+bool best_swap(const Placement& p, const std::vector<double>& w, const std::vector<double>& load, int h, int l,
+               Candidate& best) {
+  bool found = false;
+  const int S = p.slots_per_gpu;
+  for (int32_t a = h * S; a < (h + 1) * S; ++a) {
+    for (int32_t b = l * S; b < (l + 1) * S; ++b) {
+      const int32_t x = p.phy2log[a], y = p.phy2log[b];
+      if (x == y || holds(p, l, x) || holds(p, h, y)) continue;
+      const double delta = w[x] - w[y];
+      const double new_max = std::max(load[h] - delta, load[l] + delta);
+      if (!found || new_max < best.new_max) best = {new_max, a, b}, found = true;
+    }
+  }
+  return found;
+}
+
+// Experts a GPU holds both before and after keep their slots (a slot relabel within a GPU
+// moves no weights): only experts new to a GPU change slots.
+void keep_resident(const Placement& before, Placement& after) {
+  const int S = before.slots_per_gpu;
+  for (int g = 0; g < before.num_gpus; ++g) {
+    const auto first = size_t(g) * S;
+    std::vector<int32_t> left(after.phy2log.begin() + first, after.phy2log.begin() + first + S), slot(S, -1);
+    for (int k = 0; k < S; ++k) {
+      const auto it = std::find(left.begin(), left.end(), before.phy2log[first + k]);
+      if (it != left.end()) slot[k] = *it, left.erase(it);
+    }
+    for (int k = 0, j = 0; k < S; ++k)
+      if (slot[k] < 0) slot[k] = left[j++];
+    std::copy(slot.begin(), slot.end(), after.phy2log.begin() + first);
+  }
+}
+
+// For every slot whose expert changed, a source GPU on the same node that gave that expert up.
+std::vector<WeightMove> weight_moves(const Placement& before, const Placement& after, int gpus_per_node) {
+  std::vector<WeightMove> moves;
+  const int S = before.slots_per_gpu;
+  const int slots_per_node = S * gpus_per_node;
+  for (int32_t s = 0; s < after.num_slots(); ++s) {
+    const int32_t e = after.phy2log[s];
+    if (before.phy2log[s] == e) continue;
+    // Gained slots and given-up slots of expert e pair up in slot order within the node (swaps
+    // keep each node's multiset of experts): the k-th gain takes the k-th give-up.
+    const int32_t node_first = s / slots_per_node * slots_per_node;
+    int rank = 0;
+    for (int32_t t = node_first; t < s; ++t) rank += after.phy2log[t] == e && before.phy2log[t] != e;
+    for (int32_t t = node_first; t < node_first + slots_per_node; ++t) {
+      if (before.phy2log[t] == e && after.phy2log[t] != e && rank-- == 0) {
+        moves.push_back({s, t / S});
+        break;
+      }
+    }
+  }
+  return moves;
+}
+
+}  // namespace
+
+std::vector<double> estimate_gpu_load(const std::vector<double>& demand, const Placement& placement) {
+  check_demand(demand, placement);
+  const auto w = per_replica(demand, placement);
+  std::vector<double> load(placement.num_gpus, 0.0);
+  for (int s = 0; s < placement.num_slots(); ++s) load[placement.gpu_of_slot(s)] += w[placement.phy2log[s]];
+  return load;
+}
+
+std::vector<double> expert_demand(const RoutingBatch& batch) {
+  std::vector<double> d(batch.num_experts, 0.0);
+  for (int32_t e : batch.expert_ids) {
+    require(e >= 0 && e < batch.num_experts, "batch", "expert id " + std::to_string(e) + " out of range");
+    d[e] += 1;
+  }
+  return d;
+}
+
+SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
+                    double balance_slack) {
+  check_demand(demand, placement);
+  require(topo.num_gpus() == placement.num_gpus && topo.gpus_per_node > 0, "topo",
+          "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(placement.num_gpus));
+  require(balance_slack >= 0, "balance_slack", "must be >= 0 (got " + std::to_string(balance_slack) + ")");
+
+  SwapPlan out;
+  out.placement = placement;
+  const auto w = per_replica(demand, placement);
+  std::vector<double> load = estimate_gpu_load(demand, placement);
+  out.load_before = load;
+  const int G = placement.num_gpus, per_node = topo.gpus_per_node;
+  const double mean = std::accumulate(load.begin(), load.end(), 0.0) / G;
+  const double bound = (1 + balance_slack) * mean;
+  const double eps = 1e-9 * std::max(mean, 1.0);  // a swap must lower the pair's max by more
+  out.triggered = *std::max_element(load.begin(), load.end()) > bound + eps;
+
+  for (bool progress = out.triggered; progress;) {
+    progress = false;
+    std::vector<int> heavy(G);
+    std::iota(heavy.begin(), heavy.end(), 0);
+    std::stable_sort(heavy.begin(), heavy.end(), [&](int a, int b) { return load[a] > load[b]; });
+    for (int h : heavy) {
+      if (load[h] <= bound + eps) break;
+      std::vector<int> light;
+      for (int l = h / per_node * per_node; l < (h / per_node + 1) * per_node; ++l)
+        if (l != h && load[l] < load[h]) light.push_back(l);
+      std::stable_sort(light.begin(), light.end(), [&](int a, int b) { return load[a] < load[b]; });
+      for (int l : light) {
+        Candidate c{};
+        if (!best_swap(out.placement, w, load, h, l, c) || c.new_max >= load[h] - eps) continue;
+        auto& p2l = out.placement.phy2log;
+        const double delta = w[p2l[c.a]] - w[p2l[c.b]];
+        load[h] -= delta;
+        load[l] += delta;
+        std::swap(p2l[c.a], p2l[c.b]);
+        out.swaps.push_back({c.a, c.b});
+        progress = true;
+        break;
+      }
+      if (progress) break;  // re-rank the GPUs after every accepted swap
+    }
+  }
+  out.load_after = load;
+  keep_resident(placement, out.placement);
+  out.weight_moves = weight_moves(placement, out.placement, per_node);
+  return out;
+}
+
+}  // namespace zepp

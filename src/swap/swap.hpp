@@ -1,0 +1,56 @@
+// Intra-node expert swaps (paper §4.3 equation (4), §5 "Expert Swapping"): when the current
+// demand overloads a GPU under a placement made from history, exchange replicas between GPUs
+// of the same node. Swaps keep every GPU's slot count, every expert's replica count and every
+// expert's set of nodes, so expert weights move over NVLink only.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/types.hpp"
+#include "plan/comm_plan.hpp"
+
+namespace zepp {
+
+// Estimated compute load per GPU (paper §4.3, L̂_j), in tokens: each expert's current demand
+// spread evenly over its replicas, summed over the GPU's slots. demand: [E] (token, expert)
+// pairs selecting each expert in this batch. Returns [num_gpus]. Throws ArgumentError
+// ("demand: ...", "placement: ...") for a wrong shape, a negative or non-finite demand, or an
+// invalid placement.
+std::vector<double> estimate_gpu_load(const std::vector<double>& demand, const Placement& placement);
+
+// [E] demand of a batch: (token, expert) pairs per expert over all source GPUs.
+std::vector<double> expert_demand(const RoutingBatch& batch);
+
+// Exchange of the experts held by two slots on different GPUs of one node.
+struct Swap {
+  int32_t slot_a = -1;  // on the more loaded GPU when the swap was chosen
+  int32_t slot_b = -1;  // on the less loaded GPU
+};
+
+struct SwapPlan {
+  bool triggered = false;            // estimated max load > (1 + C) * mean before any swap
+  // After the swaps (the input placement when none). An expert a GPU holds before and after
+  // stays in its slot, so a slot changes only when its GPU gains an expert.
+  Placement placement;
+  std::vector<Swap> swaps;           // in the order they were accepted (slots at that time)
+  // One per slot whose expert changed: its new expert's weights come from a GPU of the same
+  // node that held that expert before the swaps (the one that gave it up). Feed to
+  // build_comm_plan, which makes them Weights transfers that the slot's computation waits for.
+  std::vector<WeightMove> weight_moves;
+  std::vector<double> load_before, load_after;  // estimate_gpu_load, [num_gpus] tokens
+};
+
+// Greedy swap search (§5). Triggered only when max_j L̂_j > (1 + balance_slack) · mean. Then,
+// repeatedly, the most loaded GPU h above that bound is paired with the GPUs of its node that
+// are less loaded, lightest first; for a pair (h, l) the swap (slot of h, slot of l) that
+// minimises max(L̂_h, L̂_l) afterwards is accepted only if that maximum is below L̂_h (it lowers
+// the pair's maximum). A swap never puts a second replica of an expert on a GPU. Stops when no
+// GPU is above the bound or none of the overloaded GPUs has an accepted swap. Every accepted
+// swap strictly lowers the sorted load vector, so the search ends. Deterministic: ties go to
+// the lowest GPU and slot indices.
+// Throws ArgumentError naming the argument: demand (shape, negative, non-finite), placement
+// (invalid), topo (GPU count differs from the placement's), balance_slack (NaN or < 0).
+SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
+                    double balance_slack);
+
+}  // namespace zepp

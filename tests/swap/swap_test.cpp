@@ -1,0 +1,154 @@
+// Intra-node expert swaps (paper §4.3, §5): hand-checked accept / refuse cases and the
+// invariants (slot counts, node sets, weights over NVLink from a GPU that held the expert).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "core/error.hpp"
+#include "swap/swap.hpp"
+
+using namespace zepp;
+
+namespace {
+
+Topology topo_of(int nodes, int gpus_per_node) {
+  Topology t;
+  t.nodes = nodes;
+  t.gpus_per_node = gpus_per_node;
+  return t;
+}
+
+Placement placement_of(int gpus, int experts, std::vector<int32_t> phy2log) {
+  Placement p;
+  p.num_gpus = gpus;
+  p.num_experts = experts;
+  p.slots_per_gpu = int(phy2log.size()) / gpus;
+  p.phy2log = std::move(phy2log);
+  return p;
+}
+
+}  // namespace
+
+TEST(Swap, OverloadedGpuSwapsWithLightestOfItsNode) {
+  // GPU 0 holds experts 0, 1 (10 tokens each), GPU 1 holds 2, 3 (1 each): loads 20 and 2, mean
+  // 11 > bound 12.1 is exceeded. Best swap: expert 0 <-> expert 2, loads 11 and 11.
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  const SwapPlan s = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1);
+  EXPECT_TRUE(s.triggered);
+  ASSERT_EQ(s.swaps.size(), 1u);
+  EXPECT_EQ(s.swaps[0].slot_a, 0);
+  EXPECT_EQ(s.swaps[0].slot_b, 2);
+  EXPECT_EQ(s.placement.phy2log, (std::vector<int32_t>{2, 1, 0, 3}));
+  EXPECT_EQ(s.load_before, (std::vector<double>{20, 2}));
+  EXPECT_EQ(s.load_after, (std::vector<double>{11, 11}));
+  ASSERT_EQ(s.weight_moves.size(), 2u);
+  EXPECT_EQ(s.weight_moves[0].slot, 0);     // expert 2 arrives on GPU 0 ...
+  EXPECT_EQ(s.weight_moves[0].src_gpu, 1);  // ... from GPU 1
+  EXPECT_EQ(s.weight_moves[1].slot, 2);
+  EXPECT_EQ(s.weight_moves[1].src_gpu, 0);
+}
+
+TEST(Swap, RefusedWhenPairMaximumWouldNotDrop) {
+  // One slot per GPU: swapping experts 0 (10) and 1 (1) gives loads 1 and 10, the pair's
+  // maximum stays 10, so the swap is refused although the bound (5.5 * 1.1) is exceeded.
+  const SwapPlan s = plan_swaps({10, 1}, placement_of(2, 2, {0, 1}), topo_of(1, 2), 0.1);
+  EXPECT_TRUE(s.triggered);
+  EXPECT_TRUE(s.swaps.empty());
+  EXPECT_TRUE(s.weight_moves.empty());
+  EXPECT_EQ(s.placement.phy2log, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(s.load_after, s.load_before);
+}
+
+TEST(Swap, NeverAcrossNodes) {
+  // Same loads as the accepted case, but the light GPU sits on another node.
+  const SwapPlan s = plan_swaps({10, 10, 1, 1}, placement_of(2, 4, {0, 1, 2, 3}), topo_of(2, 1), 0.1);
+  EXPECT_TRUE(s.triggered);
+  EXPECT_TRUE(s.swaps.empty());
+}
+
+TEST(Swap, NotTriggeredWithinBound) {
+  // Loads 20 and 18, mean 19, bound 20.9: no swap although one would lower the maximum.
+  const SwapPlan s = plan_swaps({10, 10, 9, 9}, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), 0.1);
+  EXPECT_FALSE(s.triggered);
+  EXPECT_TRUE(s.swaps.empty());
+}
+
+TEST(Swap, NoSecondReplicaOnAGpu) {
+  // Expert 0 has replicas on GPUs 0 and 1 (5 tokens each); GPU 0 also holds expert 1 (10),
+  // GPU 1 expert 2 (1): loads 15 and 6. Trading expert 1 for GPU 1's replica of expert 0 would
+  // give 10 and 11, but GPU 0 would hold expert 0 twice; the other swaps do not lower 15.
+  const SwapPlan s = plan_swaps({10, 10, 1}, placement_of(2, 3, {0, 1, 0, 2}), topo_of(1, 2), 0.1);
+  EXPECT_TRUE(s.triggered);
+  EXPECT_TRUE(s.swaps.empty());
+  EXPECT_EQ(s.load_before, (std::vector<double>{15, 6}));
+}
+
+TEST(Swap, ArgumentErrorsNameTheArgument) {
+  const Placement p = placement_of(2, 2, {0, 1});
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const ArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { plan_swaps({1}, p, topo_of(1, 2), 0.1); }).rfind("demand:", 0), 0u);
+  EXPECT_EQ(message([&] { plan_swaps({1, -1}, p, topo_of(1, 2), 0.1); }).rfind("demand:", 0), 0u);
+  EXPECT_EQ(message([&] { plan_swaps({1, 1}, p, topo_of(1, 3), 0.1); }).rfind("topo:", 0), 0u);
+  EXPECT_EQ(message([&] { plan_swaps({1, 1}, p, topo_of(1, 2), -0.5); }).rfind("balance_slack:", 0), 0u);
+  EXPECT_EQ(message([&] { plan_swaps({1, 1}, placement_of(2, 2, {0, 0}), topo_of(1, 2), 0.1); }).rfind("placement:", 0),
+            0u);
+}
+
+RC_GTEST_PROP(Swap, KeepsSlotsReplicasAndNodeSets, ()) {
+  const int nodes = *rc::gen::inRange(1, 4), per_node = *rc::gen::inRange(1, 5), S = *rc::gen::inRange(1, 4);
+  const int G = nodes * per_node;
+  const int E = *rc::gen::inRange(1, G * S + 1);
+  // Every expert once, the remaining slots random experts, all shuffled.
+  std::vector<int32_t> p2l(G * S);
+  for (int s = 0; s < G * S; ++s) p2l[s] = s < E ? s : *rc::gen::inRange(0, E);
+  for (int i = G * S - 1; i > 0; --i) std::swap(p2l[i], p2l[*rc::gen::inRange(0, i + 1)]);
+  const Placement p = placement_of(G, E, p2l);
+  std::vector<double> demand(E);
+  for (double& d : demand) d = *rc::gen::inRange(0, 1000);
+  const double C = *rc::gen::element(0.0, 0.05, 0.1, 0.5);
+  const Topology topo = topo_of(nodes, per_node);
+
+  const SwapPlan s = plan_swaps(demand, p, topo, C);
+  RC_ASSERT(s.placement.num_gpus == G && s.placement.slots_per_gpu == S && s.placement.phy2log.size() == p2l.size());
+  RC_ASSERT(s.placement.logcnt() == p.logcnt());
+  auto node_sets = [&](const Placement& q) {
+    std::vector<std::multiset<int>> sets(E);
+    for (int slot = 0; slot < q.num_slots(); ++slot) sets[q.phy2log[slot]].insert(q.gpu_of_slot(slot) / per_node);
+    return sets;
+  };
+  RC_ASSERT(node_sets(s.placement) == node_sets(p));
+  RC_TAG(s.swaps.empty() ? "no swap" : "swapped");
+  if (!s.triggered) RC_ASSERT(s.swaps.empty());
+  const double max_before = *std::max_element(s.load_before.begin(), s.load_before.end());
+  const double max_after = *std::max_element(s.load_after.begin(), s.load_after.end());
+  RC_ASSERT(max_after <= max_before + 1e-9);
+  const auto recomputed = estimate_gpu_load(demand, s.placement);
+  for (int g = 0; g < G; ++g) RC_ASSERT(std::abs(recomputed[g] - s.load_after[g]) < 1e-6);
+  for (const Swap& w : s.swaps)
+    RC_ASSERT(p.gpu_of_slot(w.slot_a) / per_node == p.gpu_of_slot(w.slot_b) / per_node);
+  // A weight move for exactly the slots whose expert changed, from a GPU of the same node that
+  // held the expert before.
+  std::set<int> moved;
+  for (const WeightMove& m : s.weight_moves) {
+    RC_ASSERT(moved.insert(m.slot).second);
+    const int32_t e = s.placement.phy2log[m.slot];
+    RC_ASSERT(p.phy2log[m.slot] != e);
+    RC_ASSERT(m.src_gpu / per_node == p.gpu_of_slot(m.slot) / per_node);
+    RC_ASSERT(m.src_gpu != p.gpu_of_slot(m.slot));
+    bool held = false;
+    for (int k = 0; k < S; ++k) held |= p.phy2log[m.src_gpu * S + k] == e;
+    RC_ASSERT(held);
+  }
+  for (int slot = 0; slot < p.num_slots(); ++slot)
+    RC_ASSERT((p.phy2log[slot] != s.placement.phy2log[slot]) == (moved.count(slot) == 1));
+}
