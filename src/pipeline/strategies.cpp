@@ -1,5 +1,6 @@
 // The registry of strategies (DESIGN.md §2 table). Add a strategy by defining its decide
 // function in its own file and listing it here.
+#include "baselines/baselines.hpp"
 #include "core/error.hpp"
 #include "placement/placement.hpp"
 #include "pipeline/strategy.hpp"
@@ -32,6 +33,10 @@ const std::vector<StrategyEntry>& strategy_registry() {
   static const std::vector<StrategyEntry> registry = {
       {"a2av", "contiguous experts, home routing, all-to-allv, no overlap", decide_a2av},
       {"eplb", "EPLB replicas and placement, even split over replicas, all-to-allv, no overlap", decide_eplb},
+      {"fast", "contiguous experts, home routing, NIC split + peer puts in node-pair rounds (no incast), barriers", decide_fast},
+      {"comet", "contiguous experts, home routing, dense all-gather dispatch, tiled compute/comm overlap", decide_comet},
+      {"comet+eplb", "EPLB replicas and placement, even split, dense all-gather dispatch, tiled overlap", decide_comet_eplb},
+      {"epic", "replicated placement, nearest-replica routing, per-node dispatch dedup, per-expert pipelining", decide_epic},
       {"zepp", "Zepp placement (§4.1), locality-preferred routing, split + merge (§4.2), Algorithm 1 overlap", decide_zepp},
   };
   return registry;
