@@ -7,7 +7,7 @@ namespace zepp {
 using namespace routing_detail;
 
 ReplicaBounds replica_bounds(const std::vector<int64_t>& demand, const Placement& placement, double balance_slack) {
-  placement.validate("placement");
+  check_placement(placement);
   check_demand(demand, placement);
   check_slack(balance_slack);
   const int G = placement.num_gpus, E = placement.num_experts;
@@ -26,10 +26,10 @@ ReplicaBounds replica_bounds(const std::vector<int64_t>& demand, const Placement
 }
 
 double pair_cost(int src_gpu, int dst_gpu, const Topology& topo, double token_bytes) {
-  require(src_gpu >= 0 && src_gpu < topo.num_gpus(), "src_gpu",
-          std::to_string(src_gpu) + " is outside [0, " + std::to_string(topo.num_gpus()) + ")");
-  require(dst_gpu >= 0 && dst_gpu < topo.num_gpus(), "dst_gpu",
-          std::to_string(dst_gpu) + " is outside [0, " + std::to_string(topo.num_gpus()) + ")");
+  for (auto [gpu, name] : {std::pair(src_gpu, "src_gpu"), std::pair(dst_gpu, "dst_gpu")})
+    if (gpu < 0 || gpu >= topo.num_gpus())
+      throw ArgumentError(std::string(name) + ": " + std::to_string(gpu) + " is outside [0, " +
+                          std::to_string(topo.num_gpus()) + ")");
   check_costs(topo, token_bytes);
   if (src_gpu == dst_gpu) return 0;
   if (topo.node_of(src_gpu) == topo.node_of(dst_gpu)) return token_bytes / topo.nvlink_bw;

@@ -11,6 +11,8 @@
 namespace zepp::routing_detail {
 
 // Each throws ArgumentError naming the argument.
+// Placement::validate's rules ("placement"), with a fast pass first.
+void check_placement(const Placement& placement);
 void check_slack(double balance_slack);
 void check_topology(const Topology& topo, const Placement& placement);
 // Positive finite nvlink_bw, nic_bw (topo) and token_bytes.

@@ -6,7 +6,7 @@ namespace zepp {
 using namespace routing_detail;
 
 Routing route_even(const RoutingBatch& batch, const Placement& placement, bool assign) {
-  placement.validate("placement");
+  check_placement(placement);
   check_batch(batch, placement);
   const int G = placement.num_gpus, E = placement.num_experts, k = batch.top_k;
   const ReplicaIndex rep(placement);

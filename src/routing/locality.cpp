@@ -59,7 +59,7 @@ struct Filler {
 
 std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand, const Placement& placement,
                                               const Topology& topo, double balance_slack) {
-  placement.validate("placement");
+  check_placement(placement);
   check_topology(topo, placement);
   check_demand(demand, placement);
   check_slack(balance_slack);
@@ -130,7 +130,7 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
 
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                        double balance_slack, bool assign) {
-  placement.validate("placement");
+  check_placement(placement);
   check_batch(batch, placement);
   Routing out;
   out.counts = route_locality_counts(batch.demand(), placement, topo, balance_slack);

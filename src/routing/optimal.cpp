@@ -48,7 +48,7 @@ ExactCosts exact_costs(const Topology& topo) {
 
 std::vector<RouteCount> route_optimal_counts(const std::vector<int64_t>& demand, const Placement& placement,
                                              const Topology& topo, double balance_slack) {
-  placement.validate("placement");
+  check_placement(placement);
   check_topology(topo, placement);
   check_demand(demand, placement);
   check_slack(balance_slack);
@@ -110,7 +110,7 @@ std::vector<RouteCount> route_optimal_counts(const std::vector<int64_t>& demand,
 
 double routing_cost_optimal(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                             double balance_slack, double token_bytes) {
-  placement.validate("placement");
+  check_placement(placement);
   check_batch(batch, placement);
   check_costs(topo, token_bytes);
   return routing_cost(route_optimal_counts(batch.demand(), placement, topo, balance_slack), placement, topo,
