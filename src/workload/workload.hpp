@@ -28,13 +28,34 @@ struct Workload {
   RoutingBatch batch;             // evaluation tokens, tokens_per_gpu per GPU
 };
 
-// Builds the workload. With a token-level trace: requests split into history and evaluation by
-// `history_fraction`; each GPU gets tokens_per_gpu complete selections sampled with replacement
-// from the evaluation tokens. With a load-only trace: selections of top-k distinct experts sampled
-// from the table's per-expert popularity (history = the same load). With trace == nullptr: the
-// synthetic power-law workload. Gate weights missing from the source are derived deterministically:
-// the r-th listed expert (r = 0..k-1) gets (k - r) / (k (k + 1) / 2).
-// Deterministic for a given seed. Throws ArgumentError (bad options, layer absent) naming the field.
+// Builds the workload (paper §6.1, DESIGN.md §3).
+//
+// tokens_per_gpu = max(1, floor(size_mb * 2^20 / model.token_bytes())), token_bytes = hidden * 2
+// for BF16; every GPU of `topo` gets that many complete selections (top-k ids + gate weights).
+//
+// - Token-level trace (layer: opt.layer, or the smallest layer present): requests split in
+//   source order; the first floor(history_fraction * R) requests are history, history_load[e] =
+//   number of history tokens of the layer that selected e; the others are evaluation, and the
+//   batch is sampled with replacement from the evaluation tokens of the layer.
+// - Load-only trace: the per-expert load of `layer` (mean over the tables picked by
+//   opt.dataset: "" all, "arc" every "arc/..." table, "arc/Hebrew" that table) is the
+//   popularity; each token gets top-k distinct experts drawn one after another proportionally
+//   to it. history_load = that load scaled to the batch's (token, expert) pairs. synthetic = true.
+// - trace == nullptr: expert of popularity rank r has weight r^-zipf, ranks shuffled by the
+//   seed; top-k distinct per token as above; history_load counts as many tokens drawn from the
+//   same distribution with an independent stream. synthetic = true, layer = max(opt.layer, 0).
+// Gate weights missing from the source are derived deterministically: the r-th listed expert
+// (r = 0..k-1) gets (k - r) / (k (k + 1) / 2).
+//
+// Deterministic: std::mt19937_64 seeded with opt.seed, with the integer/real mappings written
+// out (workload/sampling.hpp), so one seed gives the same batch with any standard library.
+//
+// Throws ArgumentError naming the field: size_mb (not positive or finite, or more than 2^31
+// (token, expert) pairs in all), layer (< -1, or absent from the trace: the message lists the
+// layers present), history_fraction (outside (0, 1), or the history or evaluation part of the
+// layer is empty), zipf (negative or not finite), dataset (set for a trace that is not
+// load-only, matches no table, or leaves fewer than top-k experts with positive load), model /
+// topo (unusable shapes), trace (check_trace_matches_model).
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
                         const WorkloadOptions& opt);
 

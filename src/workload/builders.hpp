@@ -1,0 +1,28 @@
+// The three workload sources behind build_workload, each given validated options and
+// tokens_per_gpu; they fill description, synthetic, layer, history_load and batch.
+#pragma once
+#include <random>
+#include <string>
+
+#include "workload/workload.hpp"
+
+namespace zepp::workload_detail {
+
+struct Target {
+  int num_gpus = 0;
+  int64_t tokens_per_gpu = 0;
+  int num_experts = 0;
+  int top_k = 0;
+};
+
+// An empty batch of the target's shape, token_offset filled, ids and weights sized.
+RoutingBatch empty_batch(const Target& target);
+
+// "a, b, c" of the given items.
+std::string joined(const std::vector<int>& items);
+
+Workload from_tokens(const Trace& trace, int layer, const Target& target, const WorkloadOptions& opt);
+Workload from_load(const Trace& trace, const Target& target, const WorkloadOptions& opt);
+Workload synthetic(const Target& target, int layer, const WorkloadOptions& opt);
+
+}  // namespace zepp::workload_detail
