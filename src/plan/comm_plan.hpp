@@ -31,7 +31,7 @@
 //      the token in dispatch (lines 19-21), pre-reduced there into one row (lines 22-23) and
 //      returned once along the reverse path (line 25). Without merge: one row per
 //      (token, expert pair), RDMA put straight to the GPU that needs it (all-to-allv).
-//  - Transfers on the same (source, destination, link, phase, round) are coalesced into one.
+//  - Transfers on the same (source, destination, link, phase, round, hop) are coalesced into one.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -50,10 +50,19 @@ enum class TaskKind : uint8_t {
 };
 enum class Link : uint8_t { None, NVLink, NIC };
 enum class Phase : uint8_t { Dispatch, Compute, Combine, Weights };
+// Which leg of a path a transfer is (transfers of different legs are never coalesced).
+enum class Hop : uint8_t {
+  Direct,   // intra-node flow or weights: sender -> the GPU that needs it
+  Relay,    // split: NVLink to the GPU whose NIC carries the rows (Algorithm 1 lines 4-5)
+  Put,      // RDMA put between nodes (lines 7, 25)
+  Forward,  // NVLink from the receiving GPU to the GPU that needs the rows (lines 8-11)
+  Gather,   // merge, combine: expert outputs to the pre-reducing GPU (lines 19-21)
+};
 
 const char* to_string(TaskKind k);
 const char* to_string(Link l);
 const char* to_string(Phase p);
+const char* to_string(Hop h);
 
 struct Task {
   TaskKind kind = TaskKind::Barrier;
@@ -61,6 +70,7 @@ struct Task {
   int32_t gpu = -1;       // Transfer: sending GPU; otherwise the GPU that runs the task
   int32_t dst_gpu = -1;   // Transfer: receiving GPU; otherwise -1
   Link link = Link::None; // Transfer only
+  Hop hop = Hop::Direct;  // Transfer only
   int32_t round = -1;     // Transfer: Algorithm 1 round 1..N-1 of an inter-node flow (relay,
                           // put and forward share it), 0 for intra-node flows and weights
   int32_t slot = -1;      // Compute: physical expert (slot); Transfer of weights: target slot

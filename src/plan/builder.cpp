@@ -1,0 +1,220 @@
+#include "plan/builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace zepp::plan_detail {
+
+static std::string str(int64_t v) { return std::to_string(v); }
+
+Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
+                 const Topology& topo, const ModelShape& model, const PlanOptions& options)
+    : batch_(batch), placement_(placement), routing_(routing), topo_(topo), opt_(options) {
+  require(topo.nodes > 0 && topo.gpus_per_node > 0, "topo", "nodes and gpus_per_node must be positive");
+  require(options.nic_slack >= 0 && std::isfinite(options.nic_slack), "options.nic_slack", "must be finite and >= 0");
+  placement.validate("placement");
+  require(placement.num_gpus == topo.num_gpus(), "placement",
+          "has " + str(placement.num_gpus) + " GPUs, topology has " + str(topo.num_gpus()));
+  require(batch.num_gpus == topo.num_gpus(), "batch",
+          "has " + str(batch.num_gpus) + " GPUs, topology has " + str(topo.num_gpus()));
+  require(batch.num_experts == placement.num_experts && batch.num_experts == model.num_experts, "batch",
+          "has " + str(batch.num_experts) + " experts, placement " + str(placement.num_experts) + ", model " +
+              str(model.num_experts));
+  require(batch.top_k == model.top_k && batch.top_k > 0, "batch",
+          "top_k " + str(batch.top_k) + " differs from the model's " + str(model.top_k));
+  require(model.hidden > 0 && model.ffn > 0 && model.bytes_per_elem > 0, "model", "hidden, ffn, bytes_per_elem must be positive");
+  require(batch.token_offset.size() == size_t(batch.num_gpus) + 1 && batch.token_offset.front() == 0, "batch",
+          "token_offset needs num_gpus + 1 entries starting at 0");
+  for (int i = 0; i < batch.num_gpus; ++i)
+    require(batch.token_offset[i] <= batch.token_offset[i + 1], "batch", "token_offset must not decrease");
+  const int64_t T = batch.num_tokens(), P = T * batch.top_k;
+  require(batch.expert_ids.size() == size_t(P) && batch.gate_weights.size() == size_t(P), "batch",
+          "expert_ids and gate_weights need T * top_k = " + str(P) + " entries");
+  require(routing.slot_of_pair.size() == size_t(P), "routing",
+          "slot_of_pair has " + str(routing.slot_of_pair.size()) + " entries, expected T * top_k = " + str(P));
+
+  N_ = topo.nodes;
+  G_ = topo.gpus_per_node;
+  K_ = batch.top_k;
+  plan_.num_gpus = topo.num_gpus();
+  plan_.gpus_per_node = G_;
+  plan_.nodes = N_;
+  plan_.top_k = K_;
+  plan_.token_bytes = model.token_bytes();
+  plan_.model = model;
+  plan_.options = options;
+
+  src_gpu_of_token_.resize(T);
+  for (int i = 0; i < batch.num_gpus; ++i)
+    std::fill(src_gpu_of_token_.begin() + batch.token_offset[i], src_gpu_of_token_.begin() + batch.token_offset[i + 1], i);
+  gpu_of_pair_.resize(P);
+  for (int64_t p = 0; p < P; ++p) {
+    const int32_t slot = routing.slot_of_pair[p];
+    require(slot >= 0 && slot < placement.num_slots(), "routing",
+            "pair " + str(p) + " goes to slot " + str(slot) + ", expected [0, " + str(placement.num_slots()) + ")");
+    require(placement.phy2log[slot] == batch.expert_ids[p], "routing",
+            "pair " + str(p) + " (expert " + str(batch.expert_ids[p]) + ") goes to slot " + str(slot) +
+                " holding expert " + str(placement.phy2log[slot]));
+    gpu_of_pair_[p] = placement.gpu_of_slot(slot);
+  }
+  deliver_.assign(P, -1);
+  receiver_.assign(P, -1);
+  compute_of_pair_.assign(P, -1);
+  weights_of_slot_.assign(placement.num_slots(), -1);
+}
+
+int32_t Builder::add_task(Task t) {
+  plan_.tasks.push_back(std::move(t));
+  return int32_t(plan_.tasks.size() - 1);
+}
+
+int64_t Builder::transfer_priority(Phase phase, int round, int lane) const {
+  // Weights first; dispatch rounds 1..N-1, then intra-node; combine rounds 1..N-1, then
+  // intra-node. `lane` orders transfers of one round (Algorithm 1's cyclic fan-out).
+  if (phase == Phase::Weights) return -1;
+  const int64_t base = phase == Phase::Dispatch ? 0 : N_ + 1;
+  return (base + (round == 0 ? N_ : round)) * G_ + lane;
+}
+
+int32_t Builder::transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority) {
+  const auto key = std::make_tuple(src, dst, phase, round, hop);
+  if (auto it = transfers_.find(key); it != transfers_.end()) return it->second;
+  const int32_t id = new_transfer(src, dst, phase, round, hop, priority);
+  transfers_.emplace(key, id);
+  return id;
+}
+
+int32_t Builder::new_transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority) {
+  Task t;
+  t.kind = TaskKind::Transfer;
+  t.phase = phase;
+  t.gpu = src;
+  t.dst_gpu = dst;
+  t.link = node_of(src) == node_of(dst) ? Link::NVLink : Link::NIC;
+  t.hop = hop;
+  t.round = round;
+  t.priority = priority;
+  return add_task(std::move(t));
+}
+
+void Builder::add_dep(int32_t task, int32_t dep) {
+  auto& deps = plan_.tasks[task].deps;
+  if (dep >= 0 && (deps.empty() || deps.back() != dep)) deps.push_back(dep);  // finalize() dedups fully
+}
+
+void Builder::add_row(int32_t task, int64_t token, const int64_t* pairs, size_t n) {
+  Task& t = plan_.tasks[task];
+  t.tokens.push_back(token);
+  if (pairs) {
+    if (t.pair_begin.empty()) t.pair_begin.push_back(0);
+    t.pairs.insert(t.pairs.end(), pairs, pairs + n);
+    t.pair_begin.push_back(int64_t(t.pairs.size()));
+  }
+  if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce) t.bytes += plan_.token_bytes;
+}
+
+void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
+  for (size_t m = 0; m < moves.size(); ++m) {
+    const WeightMove& w = moves[m];
+    const std::string name = "weight_moves[" + str(int64_t(m)) + "]";
+    require(w.slot >= 0 && w.slot < placement_.num_slots(), name, "slot " + str(w.slot) + " out of range");
+    require(w.src_gpu >= 0 && w.src_gpu < plan_.num_gpus && w.src_gpu != placement_.gpu_of_slot(w.slot), name,
+            "src_gpu " + str(w.src_gpu) + " must be another GPU of the topology");
+    require(weights_of_slot_[w.slot] < 0, name, "slot " + str(w.slot) + " moved twice");
+    // One transfer per slot (not coalesced): each slot's compute waits only for its own weights.
+    const int32_t id = new_transfer(w.src_gpu, placement_.gpu_of_slot(w.slot), Phase::Weights, 0, Hop::Direct,
+                                    transfer_priority(Phase::Weights, 0, 0));
+    Task& t = plan_.tasks[id];
+    t.slot = w.slot;
+    t.expert = placement_.phy2log[w.slot];
+    t.bytes = plan_.model.expert_weight_bytes();
+    weights_of_slot_[w.slot] = id;
+  }
+}
+
+void Builder::add_compute_groups() {
+  // Group per (slot, source node) with overlap (delivery order = combine return order),
+  // per slot without. Pairs are visited in ascending order, so each group's list is sorted.
+  const int groups_per_slot = opt_.overlap ? N_ : 1;
+  std::vector<int32_t> group(size_t(placement_.num_slots()) * groups_per_slot, -1);
+  for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p) {
+    const int32_t slot = routing_.slot_of_pair[p];
+    const int gpu = gpu_of_pair_[p];
+    const int src_node = node_of(src_gpu_of_token_[p / K_]);
+    int32_t& g = group[size_t(slot) * groups_per_slot + (opt_.overlap ? src_node : 0)];
+    if (g < 0) {
+      Task t;
+      t.kind = TaskKind::Compute;
+      t.phase = Phase::Compute;
+      t.gpu = gpu;
+      t.slot = slot;
+      t.expert = placement_.phy2log[slot];
+      // Delivery rank: source nodes n+1, ..., n+N-1 arrive in rounds 1..N-1; own node last.
+      const int rank = (src_node - node_of(gpu) + N_) % N_;
+      t.priority = opt_.overlap ? (rank == 0 ? N_ : rank) : 0;
+      g = add_task(std::move(t));
+      add_dep(g, weights_of_slot_[slot]);
+    }
+    plan_.tasks[g].pairs.push_back(p);
+    add_dep(g, deliver_[p]);
+    compute_of_pair_[p] = g;
+  }
+}
+
+void Builder::add_barriers() {
+  // overlap = false: per GPU, compute starts after every dispatch transfer into or out of it;
+  // combine leaves after all its compute; final reductions wait for all combine transfers.
+  const int n = plan_.num_gpus;
+  std::vector<int32_t> dispatched(n), computed(n), combined(n);
+  for (int g = 0; g < n; ++g) {
+    for (auto* b : {&dispatched, &computed, &combined}) {
+      Task t;
+      t.kind = TaskKind::Barrier;
+      t.gpu = g;
+      (*b)[g] = add_task(std::move(t));
+    }
+  }
+  const size_t real = plan_.tasks.size() - size_t(3 * n);
+  for (size_t i = 0; i < real; ++i) {
+    const Task& t = plan_.tasks[i];
+    const auto id = int32_t(i);
+    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) {
+      add_dep(dispatched[t.gpu], id);
+      add_dep(dispatched[t.dst_gpu], id);
+    } else if (t.kind == TaskKind::Compute) {
+      add_dep(id, dispatched[t.gpu]);
+      add_dep(computed[t.gpu], id);
+    } else if (t.kind == TaskKind::Transfer && t.phase == Phase::Combine) {
+      add_dep(id, computed[t.gpu]);
+      add_dep(combined[t.gpu], id);
+      add_dep(combined[t.dst_gpu], id);
+    } else if (t.kind == TaskKind::PreReduce) {
+      add_dep(id, computed[t.gpu]);
+    } else if (t.kind == TaskKind::FinalReduce) {
+      add_dep(id, combined[t.gpu]);
+      add_dep(id, computed[t.gpu]);
+    }
+  }
+}
+
+void Builder::finalize() {
+  for (Task& t : plan_.tasks) {
+    std::sort(t.deps.begin(), t.deps.end());
+    t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
+  }
+}
+
+CommPlan Builder::build(const std::vector<WeightMove>& weight_moves) {
+  add_weight_moves(weight_moves);
+  add_dispatch();
+  add_compute_groups();
+  add_combine();
+  if (!opt_.overlap) add_barriers();
+  finalize();
+  return std::move(plan_);
+}
+
+}  // namespace zepp::plan_detail

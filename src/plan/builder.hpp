@@ -1,0 +1,81 @@
+// Internal: the state shared by the steps that build a CommPlan (dispatch.cpp, combine.cpp,
+// flow.cpp, builder.cpp). Not part of the public API; see comm_plan.hpp for the semantics.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "plan/comm_plan.hpp"
+
+namespace zepp::plan_detail {
+
+// Rows of one inter-node flow (source node -> destination node), before split and merge
+// choose their physical path. Pairs and targets are ranges into the flow's flat arrays.
+struct FlowRow {
+  int64_t token;
+  int32_t src_gpu;   // GPU holding the row
+  int32_t dep;       // task that must finish before the row can leave (-1: none)
+  uint32_t pair_begin, pair_end;  // combine rows: the pairs the row sums
+  uint32_t tgt_begin, tgt_end;    // GPUs of the destination node that need the row
+};
+struct Flow {
+  std::vector<FlowRow> rows;
+  std::vector<int64_t> pairs;
+  std::vector<int32_t> targets;
+};
+
+class Builder {
+ public:
+  Builder(const RoutingBatch& batch, const Placement& placement, const Routing& routing, const Topology& topo,
+          const ModelShape& model, const PlanOptions& options);
+  CommPlan build(const std::vector<WeightMove>& weight_moves);
+
+ private:
+  // builder.cpp
+  int32_t add_task(Task t);
+  // The transfer of this (src, dst, phase, round, hop), created on first use (coalescing).
+  int32_t transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority);
+  int32_t new_transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority);
+  void add_dep(int32_t task, int32_t dep);
+  void add_row(int32_t task, int64_t token, const int64_t* pairs = nullptr, size_t n = 0);
+  int node_of(int gpu) const { return gpu / G_; }
+  int local_of(int gpu) const { return gpu % G_; }
+  void add_weight_moves(const std::vector<WeightMove>& moves);
+  void add_compute_groups();
+  void add_barriers();
+  void finalize();
+
+  // dispatch.cpp: fills deliver_[p] and receiver_[p].
+  void add_dispatch();
+  // combine.cpp
+  void add_combine();
+  int32_t final_reduce(int gpu, int32_t arrival);  // arrival -1: the GPU's own computed pairs
+  int32_t pre_reduce(int gpu, int dst_node);
+  // flow.cpp: split + merge path of one inter-node flow. Returns, aligned with flow.targets,
+  // the task that delivers each row to each target; receivers (if not null) gets, aligned
+  // with flow.rows, the GPU that received the RDMA put.
+  std::vector<int32_t> route_flow(Phase phase, int src_node, int dst_node, const Flow& flow,
+                                  std::vector<int32_t>* receivers);
+  int64_t transfer_priority(Phase phase, int round, int lane) const;
+
+  const RoutingBatch& batch_;
+  const Placement& placement_;
+  const Routing& routing_;
+  const Topology& topo_;
+  const PlanOptions& opt_;
+  int N_, G_, K_;
+  CommPlan plan_;
+  std::map<std::tuple<int, int, Phase, int, Hop>, int32_t> transfers_;
+  std::vector<int32_t> src_gpu_of_token_;  // [T]
+  std::vector<int32_t> gpu_of_pair_;       // [T * K]
+  std::vector<int32_t> deliver_;           // [T * K] dispatch task delivering the pair's token (-1: local)
+  std::vector<int32_t> receiver_;          // [T * K] merge: GPU that received the token on the pair's node
+  std::vector<int32_t> compute_of_pair_;   // [T * K]
+  std::vector<int32_t> weights_of_slot_;   // [slots] weight transfer task or -1
+  std::unordered_map<int64_t, int32_t> final_of_arrival_;  // arrival task (or -1 - gpu) -> FinalReduce
+  std::vector<int32_t> pre_reduce_;        // [num_gpus * N] PreReduce task or -1
+};
+
+}  // namespace zepp::plan_detail

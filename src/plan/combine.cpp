@@ -1,0 +1,126 @@
+// Combine: every pair's gate-weighted output returns to its token's source GPU (Algorithm 1
+// lines 14-26). With merge, a node's contributions to one token are gathered on the GPU that
+// received the token in dispatch, pre-reduced into one row and returned once; without merge
+// each pair's output returns on its own.
+#include <algorithm>
+
+#include "plan/builder.hpp"
+
+namespace zepp::plan_detail {
+
+int32_t Builder::final_reduce(int gpu, int32_t arrival) {
+  const int64_t key = arrival >= 0 ? arrival : -1 - int64_t(gpu);
+  if (auto it = final_of_arrival_.find(key); it != final_of_arrival_.end()) return it->second;
+  Task t;
+  t.kind = TaskKind::FinalReduce;
+  t.phase = Phase::Combine;
+  t.gpu = gpu;
+  t.priority = N_ + 1;  // after the compute groups that are ready
+  const int32_t id = add_task(std::move(t));
+  add_dep(id, arrival);
+  final_of_arrival_.emplace(key, id);
+  return id;
+}
+
+int32_t Builder::pre_reduce(int gpu, int dst_node) {
+  int32_t& id = pre_reduce_[size_t(gpu) * N_ + dst_node];
+  if (id < 0) {
+    Task t;
+    t.kind = TaskKind::PreReduce;
+    t.phase = Phase::Combine;
+    t.gpu = gpu;
+    t.node = dst_node;
+    t.priority = -1;  // its partial sums are waited on by a return transfer: run it first
+    id = add_task(std::move(t));
+  }
+  return id;
+}
+
+void Builder::add_combine() {
+  pre_reduce_.assign(size_t(plan_.num_gpus) * N_, -1);
+  std::vector<Flow> flows(size_t(N_) * N_);
+  const int64_t T = batch_.num_tokens();
+  std::vector<int64_t> by_gpu;
+  for (int64_t t = 0; t < T; ++t) {
+    const int src = src_gpu_of_token_[t];
+    const int n = node_of(src);
+    by_gpu.resize(K_);
+    for (int k = 0; k < K_; ++k) by_gpu[k] = t * K_ + k;
+    std::stable_sort(by_gpu.begin(), by_gpu.end(), [&](int64_t a, int64_t b) { return gpu_of_pair_[a] < gpu_of_pair_[b]; });
+
+    for (size_t a = 0; a < by_gpu.size();) {
+      const int h = gpu_of_pair_[by_gpu[a]];
+      const int d = node_of(h);
+      size_t b = a + 1;  // [a, b): the token's pairs on GPU h (merge: on node d if remote)
+      while (b < by_gpu.size() && (opt_.merge && d != n ? node_of(gpu_of_pair_[by_gpu[b]]) == d
+                                                        : gpu_of_pair_[by_gpu[b]] == h)) ++b;
+      if (h == src) {  // computed where the token lives: accumulated into y directly
+        const int32_t fr = final_reduce(src, -1);
+        add_row(fr, t, &by_gpu[a], b - a);
+        for (size_t q = a; q < b; ++q) add_dep(fr, compute_of_pair_[by_gpu[q]]);
+      } else if (d == n) {
+        const int lane = ((local_of(src) - local_of(h)) % G_ + G_) % G_;  // line 20
+        const int32_t task = transfer(h, src, Phase::Combine, 0, Hop::Direct, transfer_priority(Phase::Combine, 0, lane));
+        const int32_t fr = final_reduce(src, task);
+        const size_t step = opt_.merge ? b - a : 1;  // merge: one row per (token, GPU)
+        for (size_t q = a; q < b; q += step) {
+          add_row(task, t, &by_gpu[q], step);
+          add_row(fr, t, &by_gpu[q], step);
+        }
+        for (size_t q = a; q < b; ++q) add_dep(task, compute_of_pair_[by_gpu[q]]);
+      } else if (!opt_.merge) {  // one row per pair
+        Flow& f = flows[size_t(d) * N_ + n];
+        for (size_t q = a; q < b; ++q) {
+          f.rows.push_back({t, h, compute_of_pair_[by_gpu[q]], uint32_t(f.pairs.size()), uint32_t(f.pairs.size() + 1),
+                            uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1)});
+          f.pairs.push_back(by_gpu[q]);
+          f.targets.push_back(src);
+        }
+      } else {
+        // Gather the node's contributions on the dispatch receiver R, pre-reduce, return once.
+        const int R = receiver_[by_gpu[a]];
+        const int round = (n - d + N_) % N_;
+        const int32_t pr = pre_reduce(R, n);
+        int64_t inputs = 0;
+        for (size_t c = a; c < b;) {
+          const int g = gpu_of_pair_[by_gpu[c]];
+          size_t e = c + 1;
+          while (e < b && gpu_of_pair_[by_gpu[e]] == g) ++e;
+          if (g == R) {
+            for (size_t q = c; q < e; ++q) add_dep(pr, compute_of_pair_[by_gpu[q]]);
+          } else {
+            const int lane = ((local_of(R) - local_of(g)) % G_ + G_) % G_;  // line 20
+            const int32_t gather = transfer(g, R, Phase::Combine, round, Hop::Gather,
+                                            transfer_priority(Phase::Combine, round, lane));
+            add_row(gather, t, &by_gpu[c], e - c);
+            for (size_t q = c; q < e; ++q) add_dep(gather, compute_of_pair_[by_gpu[q]]);
+            add_dep(pr, gather);
+          }
+          ++inputs;
+          c = e;
+        }
+        add_row(pr, t, &by_gpu[a], b - a);
+        plan_.tasks[pr].bytes += double(inputs) * plan_.token_bytes;
+        Flow& f = flows[size_t(d) * N_ + n];
+        f.rows.push_back({t, R, pr, uint32_t(f.pairs.size()), uint32_t(f.pairs.size() + (b - a)),
+                          uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1)});
+        f.pairs.insert(f.pairs.end(), by_gpu.begin() + a, by_gpu.begin() + b);
+        f.targets.push_back(src);
+      }
+      a = b;
+    }
+  }
+
+  for (int d = 0; d < N_; ++d)
+    for (int n = 0; n < N_; ++n) {
+      const Flow& f = flows[size_t(d) * N_ + n];
+      if (f.rows.empty()) continue;
+      const std::vector<int32_t> delivered = route_flow(Phase::Combine, d, n, f, nullptr);
+      for (const FlowRow& row : f.rows) {
+        const int32_t fr = final_reduce(f.targets[row.tgt_begin], delivered[row.tgt_begin]);
+        add_row(fr, row.token, &f.pairs[row.pair_begin], row.pair_end - row.pair_begin);
+      }
+    }
+}
+
+}  // namespace zepp::plan_detail

@@ -1,0 +1,155 @@
+// Invariants every CommPlan must hold (DESIGN.md §5), checked task by task. Returns the first
+// violation as text, or "" when the plan is sound. Shared by the plan and exec tests.
+#pragma once
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+#include "plan/comm_plan.hpp"
+#include "plan/split.hpp"
+
+namespace zepp::test {
+
+inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, const Placement& placement,
+                              const Routing& routing) {
+  const auto& tasks = plan.tasks;
+  const int K = batch.top_k;
+  const int G = plan.gpus_per_node;
+  const int64_t T = batch.num_tokens();
+  std::vector<int> src_of(T);
+  for (int i = 0; i < batch.num_gpus; ++i)
+    for (int64_t t = batch.token_offset[i]; t < batch.token_offset[i + 1]; ++t) src_of[t] = i;
+  auto node = [&](int gpu) { return gpu / G; };
+  auto where = [](size_t i) { return "task " + std::to_string(i) + ": "; };
+
+  // Dependencies: in range and acyclic (Kahn).
+  std::vector<int> indeg(tasks.size(), 0);
+  std::vector<std::vector<int>> out(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i)
+    for (int32_t d : tasks[i].deps) {
+      if (d < 0 || size_t(d) >= tasks.size() || size_t(d) == i) return where(i) + "dep out of range";
+      ++indeg[i];
+      out[d].push_back(int(i));
+    }
+  std::vector<int> ready;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (indeg[i] == 0) ready.push_back(int(i));
+  size_t done = 0;
+  while (!ready.empty()) {
+    const int i = ready.back();
+    ready.pop_back();
+    ++done;
+    for (int j : out[i])
+      if (--indeg[j] == 0) ready.push_back(j);
+  }
+  if (done != tasks.size()) return "dependency cycle";
+
+  // What each task leaves on a GPU: tokens (dispatch) and (token, pair) contributions.
+  auto carries_token = [&](const Task& t, int gpu, int64_t token) {
+    return t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch && t.dst_gpu == gpu &&
+           std::find(t.tokens.begin(), t.tokens.end(), token) != t.tokens.end();
+  };
+  auto holds_pair = [&](const Task& t, int gpu, int64_t token, int64_t pair) {
+    if (t.kind == TaskKind::Compute)
+      return t.gpu == gpu && std::binary_search(t.pairs.begin(), t.pairs.end(), pair);
+    const bool combine_in = t.kind == TaskKind::Transfer && t.phase == Phase::Combine && t.dst_gpu == gpu;
+    if (!combine_in && !(t.kind == TaskKind::PreReduce && t.gpu == gpu)) return false;
+    for (size_t r = 0; r < t.tokens.size(); ++r)
+      if (t.tokens[r] == token &&
+          std::find(t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1], pair) !=
+              t.pairs.begin() + t.pair_begin[r + 1])
+        return true;
+    return false;
+  };
+  auto available = [&](const Task& t, int gpu, int64_t token, int64_t pair) {
+    for (int32_t d : t.deps)
+      if (holds_pair(tasks[d], gpu, token, pair)) return true;
+    return false;
+  };
+
+  std::vector<int> computed(size_t(T) * K, 0), reduced(size_t(T) * K, 0);
+  std::vector<double> weight_sum(T, 0.0);
+  std::map<std::tuple<int, int, int, int>, int64_t> nic_rows;      // (phase, src node, dst node, nic) -> rows
+  std::map<std::tuple<int, int64_t, int, int>, int> token_to_node;  // (phase, token, src, dst node) -> puts
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
+    if (t.kind == TaskKind::Compute) {
+      for (int64_t p : t.pairs) {
+        ++computed[p];
+        if (routing.slot_of_pair[p] != t.slot || placement.gpu_of_slot(t.slot) != t.gpu || batch.expert_ids[p] != t.expert)
+          return where(i) + "pair " + std::to_string(p) + " computed on the wrong slot/GPU/expert";
+        const int64_t tok = p / K;
+        if (src_of[tok] != t.gpu &&
+            std::none_of(t.deps.begin(), t.deps.end(), [&](int32_t d) { return carries_token(tasks[d], t.gpu, tok); }))
+          return where(i) + "computes pair " + std::to_string(p) + " before its token arrives";
+      }
+      continue;
+    }
+    if (t.kind == TaskKind::Transfer) {
+      if (t.gpu == t.dst_gpu) return where(i) + "transfer to itself";
+      if ((t.link == Link::NVLink) != (node(t.gpu) == node(t.dst_gpu))) return where(i) + "wrong link class";
+      if (t.phase != Phase::Weights && t.bytes != double(t.tokens.size()) * plan.token_bytes)
+        return where(i) + "bytes differ from rows * token_bytes";
+      if (t.link == Link::NIC) {
+        nic_rows[{int(t.phase), node(t.gpu), node(t.dst_gpu), t.gpu}] += int64_t(t.tokens.size());
+        for (int64_t tok : t.tokens) ++token_to_node[{int(t.phase), tok, node(t.gpu), node(t.dst_gpu)}];
+      }
+    }
+    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) {
+      for (int64_t tok : t.tokens)
+        if (src_of[tok] != t.gpu &&
+            std::none_of(t.deps.begin(), t.deps.end(), [&](int32_t d) { return carries_token(tasks[d], t.gpu, tok); }))
+          return where(i) + "sends token " + std::to_string(tok) + " it does not hold";
+      continue;
+    }
+    const bool has_rows = (t.kind == TaskKind::Transfer && t.phase == Phase::Combine) || t.kind == TaskKind::PreReduce ||
+                          t.kind == TaskKind::FinalReduce;
+    if (!has_rows) continue;
+    if (t.pair_begin.size() != t.tokens.size() + 1) return where(i) + "pair_begin shape";
+    for (size_t r = 0; r < t.tokens.size(); ++r) {
+      const int64_t tok = t.tokens[r];
+      for (int64_t q = t.pair_begin[r]; q < t.pair_begin[r + 1]; ++q) {
+        const int64_t p = t.pairs[q];
+        if (p / K != tok) return where(i) + "row of token " + std::to_string(tok) + " holds pair " + std::to_string(p);
+        if (!available(t, t.gpu, tok, p))
+          return where(i) + "uses pair " + std::to_string(p) + " before it is on GPU " + std::to_string(t.gpu);
+        if (t.kind == TaskKind::FinalReduce) {
+          if (src_of[tok] != t.gpu) return where(i) + "final reduction off the token's GPU";
+          ++reduced[p];
+          weight_sum[tok] += batch.gate_weights[p];
+        }
+      }
+    }
+  }
+  for (int64_t p = 0; p < T * K; ++p) {
+    if (computed[p] != 1) return "pair " + std::to_string(p) + " computed " + std::to_string(computed[p]) + " times";
+    if (reduced[p] != 1) return "pair " + std::to_string(p) + " reduced " + std::to_string(reduced[p]) + " times";
+  }
+  for (int64_t tok = 0; tok < T; ++tok) {
+    double w = 0;
+    for (int k = 0; k < K; ++k) w += batch.gate_weights[tok * K + k];
+    if (std::abs(w - weight_sum[tok]) > 1e-5) return "token " + std::to_string(tok) + " output weights differ";
+  }
+
+  // Merge: a token crosses between two nodes at most once per phase.
+  if (plan.options.merge)
+    for (const auto& [key, n] : token_to_node)
+      if (n != 1) return "token " + std::to_string(std::get<1>(key)) + " crosses to a node " + std::to_string(n) + " times";
+  // Split: each NIC within the bound of eq. (2) for its flow.
+  if (plan.options.split) {
+    std::map<std::tuple<int, int, int>, int64_t> flow_rows;
+    for (const auto& [key, rows] : nic_rows) flow_rows[{std::get<0>(key), std::get<1>(key), std::get<2>(key)}] += rows;
+    for (const auto& [key, rows] : nic_rows) {
+      const int64_t total = flow_rows[{std::get<0>(key), std::get<1>(key), std::get<2>(key)}];
+      if (rows > nic_capacity(total, G, plan.options.nic_slack))
+        return "NIC of GPU " + std::to_string(std::get<3>(key)) + " carries " + std::to_string(rows) + " of " +
+               std::to_string(total) + " rows";
+    }
+  }
+  return "";
+}
+
+}  // namespace zepp::test
