@@ -1,0 +1,111 @@
+// The `sim` executor's report, computed from when each task ran (sim.hpp documents the fields).
+#include <algorithm>
+#include <string>
+
+#include "exec/sim_detail.hpp"
+
+namespace zepp::sim_detail {
+
+namespace {
+
+using Intervals = std::vector<std::pair<double, double>>;
+
+// Sorted, disjoint union of intervals.
+Intervals merged(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& [s, e] : v) {
+    if (e <= s) continue;
+    if (!out.empty() && s <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.emplace_back(s, e);
+  }
+  return out;
+}
+
+double length(const Intervals& v) {
+  double sum = 0;
+  for (const auto& [s, e] : v) sum += e - s;
+  return sum;
+}
+
+// Length of the intersection of two sorted disjoint unions.
+double overlap(const Intervals& a, const Intervals& b) {
+  double sum = 0;
+  for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
+    sum += std::max(0.0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
+    (a[i].second < b[j].second) ? ++i : ++j;
+  }
+  return sum;
+}
+
+std::string event_name(const Task& t) {
+  switch (t.kind) {
+    case TaskKind::Compute:
+      return "expert " + std::to_string(t.expert) + " (" + std::to_string(t.pairs.size()) + " tok)";
+    case TaskKind::PreReduce:
+      return "pre-reduce -> node " + std::to_string(t.node) + " (" + std::to_string(t.tokens.size()) + " tok)";
+    case TaskKind::FinalReduce: return "final reduce (" + std::to_string(t.tokens.size()) + " rows)";
+    case TaskKind::Transfer:
+      if (t.phase == Phase::Weights) return "weights expert " + std::to_string(t.expert) + " -> gpu " + std::to_string(t.dst_gpu);
+      return std::string(to_string(t.phase)) + " " + to_string(t.hop) + " r" + std::to_string(t.round) + " -> gpu " +
+             std::to_string(t.dst_gpu) + " (" + std::to_string(t.tokens.size()) + " rows)";
+    case TaskKind::Barrier: break;
+  }
+  return "barrier";
+}
+
+}  // namespace
+
+LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_timeline) {
+  const int n = plan.num_gpus;
+  LayerResult r;
+  r.gpus.resize(n);
+  std::vector<Intervals> comm(n), busy(n);
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& t = plan.tasks[i];
+    if (t.kind == TaskKind::Barrier) continue;
+    const double s = times.start[i], e = times.end[i];
+    GpuStats& g = r.gpus[t.gpu];
+    g.finish_s = std::max(g.finish_s, e);
+    std::string track = "compute";
+    if (t.kind == TaskKind::Transfer) {
+      GpuStats& d = r.gpus[t.dst_gpu];
+      d.finish_s = std::max(d.finish_s, e);
+      comm[t.gpu].emplace_back(s, e);
+      comm[t.dst_gpu].emplace_back(s, e);
+      if (t.link == Link::NIC) {
+        g.nic_out_bytes += t.bytes;
+        d.nic_in_bytes += t.bytes;
+        r.inter_node_bytes += t.bytes;
+        track = "nic-out";
+      } else {
+        g.nvlink_out_bytes += t.bytes;
+        r.nvlink_bytes += t.bytes;
+        track = "nvlink-out";
+      }
+    } else {
+      busy[t.gpu].emplace_back(s, e);
+      if (t.kind == TaskKind::Compute) {
+        g.tokens_computed += int64_t(t.pairs.size());
+        g.compute_s += e - s;
+      }
+    }
+    if (want_timeline) r.timeline.push_back({t.gpu, track, event_name(t), s, e});
+  }
+  double comm_total = 0, hidden = 0;
+  for (int g = 0; g < n; ++g) {
+    const Intervals c = merged(std::move(comm[g])), b = merged(std::move(busy[g]));
+    comm_total += length(c);
+    hidden += overlap(c, b);
+    r.latency_s = std::max(r.latency_s, r.gpus[g].finish_s);
+    r.max_nic_bytes = std::max({r.max_nic_bytes, r.gpus[g].nic_out_bytes, r.gpus[g].nic_in_bytes});
+  }
+  r.comm_hidden_fraction = comm_total > 0 ? hidden / comm_total : 0.0;
+  std::stable_sort(r.timeline.begin(), r.timeline.end(),
+                   [](const TimelineEvent& a, const TimelineEvent& b) { return a.start_s < b.start_s; });
+  return r;
+}
+
+}  // namespace zepp::sim_detail

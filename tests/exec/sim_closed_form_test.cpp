@@ -1,0 +1,192 @@
+// The `sim` executor against times computed by hand (bytes / bandwidth + latency, max-min
+// sharing, dependencies, per-resource order). Topology of tests/plan/fixture.hpp: NVLink
+// 100 B/s, NIC 10 B/s, 1000 FLOP/s, HBM 100 B/s; model hidden 8, ffn 1, so an expert GEMM over
+// n tokens takes max(48 n / 1000, 48 / 100) s.
+#include <gtest/gtest.h>
+
+#include "../plan/fixture.hpp"
+#include "core/error.hpp"
+#include "exec/sim.hpp"
+
+namespace zepp {
+namespace {
+
+struct HandPlan {
+  Topology topo;
+  CommPlan plan;
+
+  HandPlan(int nodes, int gpus) : topo(test::small_topology(nodes, gpus)) {
+    plan.nodes = nodes;
+    plan.gpus_per_node = gpus;
+    plan.num_gpus = nodes * gpus;
+    plan.top_k = 1;
+    plan.model = test::small_model(4, 1);
+    plan.token_bytes = plan.model.token_bytes();
+  }
+  int transfer(int src, int dst, double bytes, std::vector<int32_t> deps = {}, int64_t priority = 0) {
+    Task t;
+    t.kind = TaskKind::Transfer;
+    t.phase = Phase::Dispatch;
+    t.gpu = src;
+    t.dst_gpu = dst;
+    t.link = topo.node_of(src) == topo.node_of(dst) ? Link::NVLink : Link::NIC;
+    t.bytes = bytes;
+    t.deps = std::move(deps);
+    t.priority = priority;
+    plan.tasks.push_back(t);
+    return int(plan.tasks.size() - 1);
+  }
+  int compute(int gpu, int tokens, std::vector<int32_t> deps = {}, int64_t priority = 0) {
+    Task t;
+    t.kind = TaskKind::Compute;
+    t.phase = Phase::Compute;
+    t.gpu = gpu;
+    for (int i = 0; i < tokens; ++i) t.pairs.push_back(i);
+    t.deps = std::move(deps);
+    t.priority = priority;
+    plan.tasks.push_back(t);
+    return int(plan.tasks.size() - 1);
+  }
+  LayerResult run() { return simulate_plan(plan, topo, true); }
+};
+
+const TimelineEvent& event(const LayerResult& r, int gpu, const std::string& track, int nth = 0) {
+  for (const TimelineEvent& e : r.timeline)
+    if (e.gpu == gpu && e.track == track && nth-- == 0) return e;
+  throw std::runtime_error("no such event");
+}
+
+TEST(Sim, OneFlowTakesBytesOverBandwidthPlusLatency) {
+  HandPlan h(2, 1);
+  h.topo.nic_latency = 0.5;
+  h.transfer(0, 1, 100);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(r.latency_s, 0.5 + 100.0 / 10, 1e-9);
+  EXPECT_EQ(r.inter_node_bytes, 100);
+  EXPECT_EQ(r.nvlink_bytes, 0);
+  EXPECT_EQ(r.max_nic_bytes, 100);
+  EXPECT_EQ(r.gpus[0].nic_out_bytes, 100);
+  EXPECT_EQ(r.gpus[1].nic_in_bytes, 100);
+  EXPECT_NEAR(r.gpus[1].finish_s, 10.5, 1e-9);
+}
+
+TEST(Sim, NvlinkFlowUsesNvlinkBandwidth) {
+  HandPlan h(1, 2);
+  h.topo.nvlink_latency = 0.25;
+  h.transfer(1, 0, 100);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(r.latency_s, 0.25 + 1.0, 1e-9);
+  EXPECT_EQ(r.nvlink_bytes, 100);
+  EXPECT_EQ(r.gpus[1].nvlink_out_bytes, 100);
+}
+
+TEST(Sim, TwoFlowsIntoOneNicShareItEvenly) {
+  // GPUs 0 and 1 (node 0) both send 100 bytes to GPU 2 (node 1): its ingress link gives each
+  // 5 B/s, so both take 20 s; a third flow 0 -> 3 would be queued behind NIC 0's first put.
+  HandPlan h(2, 2);
+  h.transfer(0, 2, 100);
+  h.transfer(1, 2, 100);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(event(r, 0, "nic-out").end_s, 20.0, 1e-9);
+  EXPECT_NEAR(event(r, 1, "nic-out").end_s, 20.0, 1e-9);
+  EXPECT_NEAR(r.latency_s, 20.0, 1e-9);
+  EXPECT_EQ(r.max_nic_bytes, 200);  // GPU 2's ingress
+}
+
+TEST(Sim, UnequalFlowsGetTheBandwidthBackWhenOneEnds) {
+  // 50 and 150 bytes into one ingress: both at 5 B/s until 10 s, then the rest (100 bytes) at
+  // 10 B/s: 20 s.
+  HandPlan h(2, 2);
+  h.transfer(0, 2, 50);
+  h.transfer(1, 2, 150);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(event(r, 0, "nic-out").end_s, 10.0, 1e-9);
+  EXPECT_NEAR(event(r, 1, "nic-out").end_s, 20.0, 1e-9);
+}
+
+TEST(Sim, ComputeWaitsForItsTransfer) {
+  // 100 bytes over NVLink: 1 s; then 20 tokens: max(0.96, 0.48) = 0.96 s.
+  HandPlan h(1, 2);
+  const int x = h.transfer(0, 1, 100);
+  h.compute(1, 20, {x});
+  const LayerResult r = h.run();
+  const TimelineEvent& c = event(r, 1, "compute");
+  EXPECT_NEAR(c.start_s, 1.0, 1e-9);
+  EXPECT_NEAR(c.end_s, 1.96, 1e-9);
+  EXPECT_NEAR(r.latency_s, 1.96, 1e-9);
+  EXPECT_NEAR(r.gpus[1].compute_s, 0.96, 1e-9);
+  EXPECT_EQ(r.gpus[1].tokens_computed, 20);
+  EXPECT_DOUBLE_EQ(r.comm_hidden_fraction, 0.0);  // nothing computes while the bytes move
+}
+
+TEST(Sim, MemoryBoundGemmAndLaunchCost) {
+  // 5 tokens: 0.24 s of FLOPs < 0.48 s reading weights; plus a 0.1 s launch.
+  HandPlan h(1, 1);
+  h.topo.kernel_launch = 0.1;
+  h.compute(0, 5);
+  EXPECT_NEAR(h.run().latency_s, 0.58, 1e-9);
+}
+
+TEST(Sim, ComputeStreamRunsLowestPriorityFirstAndOneAtATime) {
+  HandPlan h(1, 1);
+  h.compute(0, 20, {}, 2);  // 0.96 s
+  h.compute(0, 10, {}, 1);  // 0.48 s, runs first
+  const LayerResult r = h.run();
+  EXPECT_EQ(event(r, 0, "compute", 0).name, "expert -1 (10 tok)");
+  EXPECT_NEAR(event(r, 0, "compute", 0).end_s, 0.48, 1e-9);
+  EXPECT_NEAR(event(r, 0, "compute", 1).start_s, 0.48, 1e-9);
+  EXPECT_NEAR(r.latency_s, 1.44, 1e-9);
+}
+
+TEST(Sim, NicEgressSendsOnePutAtATime) {
+  // Two puts from GPU 0 to different nodes: 10 s each, one after the other.
+  HandPlan h(3, 1);
+  h.transfer(0, 2, 100, {}, 2);
+  h.transfer(0, 1, 100, {}, 1);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(r.gpus[1].finish_s, 10.0, 1e-9);
+  EXPECT_NEAR(r.gpus[2].finish_s, 20.0, 1e-9);
+}
+
+TEST(Sim, OverlapIsCountedPerGpu) {
+  // GPU 1 computes its own 20 tokens (0.96 s) while 100 bytes arrive over NVLink (1 s):
+  // hidden 0.96 s on GPU 1, none on GPU 0; each GPU sees 1 s of communication.
+  HandPlan h(1, 2);
+  h.transfer(0, 1, 100);
+  h.compute(1, 20);
+  EXPECT_NEAR(h.run().comm_hidden_fraction, 0.96 / 2.0, 1e-9);
+}
+
+TEST(Sim, EachCallIsAFreshSimulation) {
+  HandPlan h(2, 1);
+  h.transfer(0, 1, 100);
+  const double first = h.run().latency_s;
+  EXPECT_EQ(h.run().latency_s, first);  // no clock carried over from the first engine
+}
+
+TEST(Sim, RejectsMismatchedTopologyAndBadPlans) {
+  HandPlan h(2, 1);
+  h.transfer(0, 1, 100);
+  EXPECT_THROW(simulate_plan(h.plan, test::small_topology(1, 2)), ArgumentError);
+  Topology no_nic = h.topo;
+  no_nic.nic_bw = 0;
+  EXPECT_THROW(simulate_plan(h.plan, no_nic), ArgumentError);
+  HandPlan bad = h;
+  bad.plan.tasks[0].dst_gpu = 5;
+  EXPECT_THROW(simulate_plan(bad.plan, bad.topo), ArgumentError);
+}
+
+TEST(Sim, ReportsADependencyCycleFromTheChildProcess) {
+  HandPlan h(1, 2);
+  h.transfer(0, 1, 100, {1});
+  h.compute(1, 1, {0});
+  try {
+    simulate_plan(h.plan, h.topo);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("never ran"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zepp
