@@ -44,11 +44,24 @@ struct Trace {
   std::vector<int> layer_ids() const;  // layers present, ascending
 };
 
-// Reads a trace file or a folder of trace files (recursively, sorted by name; all files of one
-// format). The format is detected from the content. Throws InputError "FILE:LINE: expected ..."
-// (or "FILE: byte OFFSET: ...") on any malformed input: invalid or truncated JSON, a CSV row with
-// the wrong number of fields, top-k varying within a layer, a negative expert id, a negative or
-// NaN load, an empty file or folder, a layer with no tokens.
+// Reads a trace file or a folder of trace files. A folder is read recursively: its *.json,
+// *.jsonl and *.csv files (names starting with '.' and other files, e.g. README.md, skipped),
+// sorted by relative path ("10.json" before "2.json"), all of one format. The format is
+// detected from the content: '[' selection JSON, '{' JSON Lines, a CSV header starting
+// "Layer ID," (DeepSeek) or "Layer,Language," (load). Per format (shared/data/traces/README.md):
+// - "selection-json": one request per file, named by its relative path ("anatomy/100.json");
+//   step 0 = prefill, step s = decode step s; null layers (dense) are skipped.
+// - "deepseek-csv": one request per file; prompt tokens only (step 0); libcsv, RFC 4180.
+// - "routing-jsonl": one request per (dataset, problem_id), named "FILE#dataset/problem_id";
+//   gating_probs become gate_weights; step 0 for all (the log does not mark decode tokens);
+//   token_idx must increase within a (request, layer).
+// - "load-csv": one LoadTable per (dataset, language), dataset = file name up to its first '_'.
+// Throws InputError "FILE:LINE: expected ..." (CSV, JSONL) or "FILE: byte OFFSET: expected ..."
+// (JSON) on any malformed input: invalid or truncated JSON, a CSV row with the wrong number of
+// fields, a non-numeric field, top-k varying within a layer, an expert id that is negative, not
+// an integer, repeated within a token or >= 2^31 - 1, a gate weight negative or not finite, a
+// negative or NaN load, a layer twice in one step or a load row twice, an empty file or folder,
+// files of different formats, a layer with no tokens in the whole trace, no MoE layer at all.
 Trace read_trace(const std::string& path);
 
 // Throws ArgumentError naming the model when an expert id of `trace` is >= model.num_experts,
