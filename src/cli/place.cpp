@@ -1,0 +1,200 @@
+// `zepp place`: a placement policy on per-layer loads, printed in EPLB's map form (JSON).
+// Loads come from a load file (EPLB's README example form) or are counted from a trace.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/presets.hpp"
+#include "pipeline/strategy.hpp"
+#include "placement/placement.hpp"
+#include "trace/trace.hpp"
+
+namespace zepp::cli {
+namespace {
+
+using nlohmann::json;
+
+struct PlaceFlags {
+  std::string policy = "zepp";
+  std::string load_path;
+  std::string trace_path, model;
+  int nodes = 0, gpus_per_node = 0;
+  int extra_slots = 2;  // R (DESIGN.md §3 default, paper §6.1)
+  int groups = 0;       // EPLB expert groups; 0: one per node when it divides E
+};
+
+// Per-layer loads and the EPLB problem size: what a load file holds.
+struct LoadProblem {
+  std::vector<std::vector<double>> weight;  // [L][E]
+  int num_replicas = 0, num_groups = 1, num_nodes = 1, num_gpus = 1;
+  std::vector<int> layer_ids;  // source layer indices (trace input only)
+};
+
+[[noreturn]] void field_error(const std::string& path, const std::string& field, const std::string& what) {
+  throw InputError(path + ": field '" + field + "': expected " + what);
+}
+
+int positive_int_field(const json& j, const std::string& path, const std::string& field) {
+  if (!j.contains(field)) field_error(path, field, "a positive integer, got nothing (missing)");
+  const json& v = j[field];
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1'000'000'000)
+    field_error(path, field, "a positive integer, got " + v.dump());
+  return int(v.get<int64_t>());
+}
+
+LoadProblem read_load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the load file");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(path + ": byte " + std::to_string(e.byte) + ": expected valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw InputError(path + ": expected a JSON object with fields weight, num_replicas, ...");
+  LoadProblem p;
+  const std::string rows = "a non-empty list of equally long non-empty lists of numbers >= 0";
+  if (!j.contains("weight") || !j["weight"].is_array() || j["weight"].empty()) field_error(path, "weight", rows);
+  for (size_t l = 0; l < j["weight"].size(); ++l) {
+    const json& row = j["weight"][l];
+    if (!row.is_array() || row.empty() || row.size() != j["weight"][0].size())
+      field_error(path, "weight", rows + "; row " + std::to_string(l) + " is " + row.dump().substr(0, 60));
+    std::vector<double> w;
+    for (size_t e = 0; e < row.size(); ++e) {
+      if (!row[e].is_number() || row[e].get<double>() < 0)
+        field_error(path, "weight", "numbers >= 0; row " + std::to_string(l) + " item " + std::to_string(e) +
+                                        " is " + row[e].dump());
+      w.push_back(row[e].get<double>());
+    }
+    p.weight.push_back(std::move(w));
+  }
+  p.num_replicas = positive_int_field(j, path, "num_replicas");
+  p.num_groups = positive_int_field(j, path, "num_groups");
+  p.num_nodes = positive_int_field(j, path, "num_nodes");
+  p.num_gpus = positive_int_field(j, path, "num_gpus");
+  return p;
+}
+
+// Loads counted from a trace: per layer, selections per expert (token traces) or the load
+// tables' values summed over tables (load-only traces).
+LoadProblem problem_from_trace(const PlaceFlags& f) {
+  require(!f.model.empty(), "--model", "is required with --trace");
+  require(f.nodes >= 1, "--nodes", "must be >= 1 with --trace");
+  require(f.gpus_per_node >= 1, "--gpus-per-node", "must be >= 1 with --trace");
+  require(f.extra_slots >= 0, "--extra-slots", "must be >= 0");
+  require(f.groups >= 0, "--groups", "must be >= 0");
+  const ModelShape model = model_preset(f.model);
+  const Trace trace = read_trace(f.trace_path);
+  check_trace_matches_model(trace, model);
+  const int E = model.num_experts;
+  Topology topo;
+  topo.nodes = f.nodes;
+  topo.gpus_per_node = f.gpus_per_node;
+
+  LoadProblem p;
+  p.layer_ids = trace.layer_ids();
+  for (int layer : p.layer_ids) {
+    std::vector<double> w(E, 0.0);
+    if (auto it = trace.layers.find(layer); it != trace.layers.end())
+      for (int32_t e : it->second.expert_ids) w[e] += 1;
+    for (const LoadTable& t : trace.loads)
+      if (auto it = t.per_layer.find(layer); it != t.per_layer.end())
+        for (int e = 0; e < E; ++e) w[e] += it->second[e];
+    p.weight.push_back(std::move(w));
+  }
+  p.num_nodes = f.nodes;
+  p.num_gpus = topo.num_gpus();
+  p.num_replicas = (base_slots_per_gpu(model, topo) + f.extra_slots) * p.num_gpus;
+  p.num_groups = eplb_groups_for(model, topo, f.groups);
+  return p;
+}
+
+EplbResult place_layers(const std::string& policy, const LoadProblem& p) {
+  const int L = int(p.weight.size()), E = int(p.weight[0].size());
+  if (policy == "eplb") {
+    std::vector<float> w;  // EPLB reads loads as float32
+    for (const auto& row : p.weight) w.insert(w.end(), row.begin(), row.end());
+    return eplb_rebalance(w, L, E, p.num_replicas, p.num_groups, p.num_nodes, p.num_gpus);
+  }
+  require(p.num_gpus % p.num_nodes == 0, "num_gpus",
+          std::to_string(p.num_gpus) + " is not a multiple of num_nodes = " + std::to_string(p.num_nodes));
+  Topology topo;
+  topo.nodes = p.num_nodes;
+  topo.gpus_per_node = p.num_gpus / p.num_nodes;
+  std::vector<Placement> layers;
+  for (const auto& w : p.weight) {
+    if (policy == "contiguous") {
+      layers.push_back(place_contiguous(E, topo));
+      continue;
+    }
+    const int base = (E + p.num_gpus - 1) / p.num_gpus;
+    require(p.num_replicas % p.num_gpus == 0 && p.num_replicas / p.num_gpus >= base, "num_replicas",
+            std::to_string(p.num_replicas) + " is not a multiple of num_gpus = " + std::to_string(p.num_gpus) +
+                " with at least ceil(E / num_gpus) = " + std::to_string(base) + " slots per GPU");
+    layers.push_back(place_zepp(w, topo, p.num_replicas / p.num_gpus - base));
+  }
+  return eplb_maps(layers);
+}
+
+// Row-major [rows * cols] array as nested JSON lists.
+json nested(const std::vector<int64_t>& v, int rows, int cols) {
+  json out = json::array();
+  for (int r = 0; r < rows; ++r) out.push_back(std::vector<int64_t>(v.begin() + size_t(r) * cols, v.begin() + size_t(r + 1) * cols));
+  return out;
+}
+
+void run(const PlaceFlags& f) {
+  require(f.policy == "eplb" || f.policy == "zepp" || f.policy == "contiguous", "--policy",
+          "expected eplb, zepp or contiguous, got '" + f.policy + "'");
+  require(f.load_path.empty() != f.trace_path.empty(), "--load", "give exactly one of --load FILE or --trace PATH");
+  const LoadProblem p = f.load_path.empty() ? problem_from_trace(f) : read_load_file(f.load_path);
+  EplbResult r;
+  try {
+    r = place_layers(f.policy, p);
+  } catch (const ArgumentError& e) {
+    if (f.load_path.empty()) throw;
+    throw InputError(f.load_path + ": " + e.what());  // the argument is a field of the file
+  }
+  json log2phy = json::array();
+  for (int l = 0; l < r.layers; ++l) {
+    std::vector<int64_t> layer(r.log2phy.begin() + size_t(l) * r.experts * r.max_replicas,
+                               r.log2phy.begin() + size_t(l + 1) * r.experts * r.max_replicas);
+    log2phy.push_back(nested(layer, r.experts, r.max_replicas));
+  }
+  json out = {{"policy", f.policy},
+              {"phy2log", nested(r.phy2log, r.layers, r.replicas)},
+              {"log2phy", std::move(log2phy)},
+              {"logcnt", nested(r.logcnt, r.layers, r.experts)}};
+  if (!p.layer_ids.empty()) out["layers"] = p.layer_ids;
+  std::fputs((out.dump() + "\n").c_str(), stdout);
+}
+
+}  // namespace
+
+void add_place(CLI::App& app) {
+  auto f = std::make_shared<PlaceFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "place", "Place expert replicas per layer and print EPLB's maps (phy2log, log2phy, logcnt) as JSON");
+  cmd->add_option("--policy", f->policy,
+                  "eplb (DeepSeek EPLB rule), zepp (paper §4.1) or contiguous (E / G experts per GPU, no replicas; "
+                  "ignores num_replicas)")
+      ->capture_default_str();
+  cmd->add_option("--load", f->load_path,
+                  "JSON load file {\"weight\": [[...] per layer], \"num_replicas\", \"num_groups\", \"num_nodes\", "
+                  "\"num_gpus\"} (EPLB README form); zepp uses num_replicas / num_gpus slots per GPU");
+  cmd->add_option("--trace", f->trace_path, "Trace file or folder: loads counted per layer (instead of --load)");
+  cmd->add_option("--model", f->model, "Model preset of the trace (with --trace)");
+  cmd->add_option("--nodes", f->nodes, "Nodes (with --trace)");
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --trace)");
+  cmd->add_option("--extra-slots", f->extra_slots, "R: extra slots per GPU beyond ceil(E / G) (with --trace)")
+      ->capture_default_str();
+  cmd->add_option("--groups", f->groups, "EPLB expert groups (with --trace; 0: one per node when it divides E)")
+      ->capture_default_str();
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace zepp::cli
