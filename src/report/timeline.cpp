@@ -1,0 +1,122 @@
+#include "report/timeline.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "core/error.hpp"
+
+namespace zepp {
+
+namespace {
+
+const char* const kTracks[] = {"compute", "nvlink-out", "nic-out"};
+const char* const kTrackTitles[] = {"compute", "NVLink out", "NIC out"};
+const char* const kTrackColors[] = {"#4477aa", "#228833", "#ee6677"};
+
+int track_index(const std::string& track) {
+  for (int i = 0; i < 3; ++i)
+    if (track == kTracks[i]) return i;
+  return 0;  // unknown tracks draw with compute
+}
+
+int num_gpus(const LayerResult& r) {
+  int n = int(r.gpus.size());
+  for (const TimelineEvent& e : r.timeline) n = std::max(n, e.gpu + 1);
+  return n;
+}
+
+void write_file(const std::string& path, const std::string& text, const char* arg) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out.good()) throw ArgumentError(std::string(arg) + ": cannot write " + path);
+}
+
+// gnuplot strings are single-quoted; a quote inside is doubled.
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("''") : std::string(1, c);
+  return q + "'";
+}
+
+// A shell word: single-quoted, a quote inside written as '\''.
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+std::string chrome_trace_json(const LayerResult& result, int gpus_per_node) {
+  require(gpus_per_node > 0, "gpus_per_node", "must be positive");
+  nlohmann::json events = nlohmann::json::array();
+  for (int g = 0; g < num_gpus(result); ++g) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", g},
+                      {"args", {{"name", "GPU " + std::to_string(g) + " (node " + std::to_string(g / gpus_per_node) + ")"}}}});
+    for (int t = 0; t < 3; ++t)
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", g}, {"tid", t}, {"args", {{"name", kTracks[t]}}}});
+  }
+  for (const TimelineEvent& e : result.timeline)
+    events.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.track}, {"pid", e.gpu}, {"tid", track_index(e.track)},
+                      {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}});
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump();
+}
+
+void write_chrome_trace(const LayerResult& result, int gpus_per_node, const std::string& path) {
+  write_file(path, chrome_trace_json(result, gpus_per_node), "path");
+}
+
+void write_gantt_svg(const LayerResult& result, int gpus_per_node, const std::string& svg_path,
+                     const std::string& title) {
+  require(gpus_per_node > 0, "gpus_per_node", "must be positive");
+  const int gpus = num_gpus(result);
+  // Lane of (gpu, track): GPU 0 at the top, its compute lane above its links.
+  auto lane = [&](int gpu, int track) { return double((gpus - 1 - gpu) * 4 + (2 - track)); };
+
+  // One data block per track (x_center y half_width half_height, in ms), so each gets a key entry.
+  std::string data;
+  for (int t = 0; t < 3; ++t) {
+    data += "# " + std::string(kTracks[t]) + "\n";
+    for (const TimelineEvent& e : result.timeline)
+      if (track_index(e.track) == t) {
+        char row[128];
+        std::snprintf(row, sizeof row, "%.9g %g %.9g 0.4\n", (e.start_s + e.end_s) * 500.0, lane(e.gpu, t),
+                      (e.end_s - e.start_s) * 500.0);
+        data += row;
+      }
+    data += "0 -10 0 0\n\n\n";  // a dummy box off-screen keeps every block non-empty
+  }
+  write_file(svg_path + ".dat", data, "svg_path");
+
+  std::string ytics;
+  for (int g = 0; g < gpus; ++g) {
+    if (g) ytics += ", ";
+    ytics += "\"GPU " + std::to_string(g) + " (n" + std::to_string(g / gpus_per_node) + ")\" " +
+             std::to_string(lane(g, 1));
+  }
+  const int height = std::max(300, 60 + 48 * gpus);
+  std::string script = "set terminal svg size 1000," + std::to_string(height) + " dynamic background rgb 'white'\n";
+  script += "set output " + quoted(svg_path) + "\n";
+  script += "set title " + quoted(title) + " noenhanced\n";
+  script += "set xlabel 'time (ms)'\nset xrange [0:*]\n";
+  script += "set yrange [-1:" + std::to_string(gpus * 4) + "]\n";
+  script += "set ytics (" + ytics + ") nomirror\nset grid xtics\n";
+  script += "set key outside top center horizontal\n";
+  script += "plot";
+  for (int t = 0; t < 3; ++t)
+    script += std::string(t ? "," : "") + " " + quoted(svg_path + ".dat") + " index " + std::to_string(t) +
+              " using 1:2:3:4 with boxxyerror fs solid 0.8 noborder lc rgb '" + kTrackColors[t] + "' title '" +
+              kTrackTitles[t] + "'";
+  script += "\n";
+  write_file(svg_path + ".gp", script, "svg_path");
+
+  const std::string cmd = "gnuplot " + shell_quoted(svg_path + ".gp") + " 1>&2";  // keep stdout clean
+  const int status = std::system(cmd.c_str());
+  if (status != 0) throw std::runtime_error("gnuplot " + svg_path + ".gp failed with status " + std::to_string(status));
+}
+
+}  // namespace zepp

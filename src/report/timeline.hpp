@@ -1,0 +1,27 @@
+// Timelines of one simulated layer invocation (LayerResult::timeline, from the `sim`
+// executor with want_timeline): Chrome trace-event JSON (opens in Perfetto or
+// chrome://tracing) and an SVG Gantt chart drawn by gnuplot, one lane per GPU resource
+// (compute, NVLink out, NIC out), in the spirit of the paper's Figure 13.
+#pragma once
+#include <string>
+
+#include "exec/result.hpp"
+
+namespace zepp {
+
+// Chrome trace-event JSON: one process per GPU ("GPU g (node n)"), threads 0 compute,
+// 1 nvlink-out, 2 nic-out; complete events ("ph": "X") with ts/dur in microseconds.
+// gpus_per_node > 0 (ArgumentError "gpus_per_node").
+std::string chrome_trace_json(const LayerResult& result, int gpus_per_node);
+
+// Writes chrome_trace_json to `path`. Throws ArgumentError("path: ...") if it cannot be written.
+void write_chrome_trace(const LayerResult& result, int gpus_per_node, const std::string& path);
+
+// Writes `svg_path` with gnuplot: x = time in milliseconds, one lane per (GPU, track), boxes
+// coloured by track. Leaves the data and script beside it (svg_path + ".dat", ".gp") so the
+// chart can be restyled. Throws ArgumentError("svg_path: ...") if the files cannot be written,
+// std::runtime_error if gnuplot fails (its exit status in the message).
+void write_gantt_svg(const LayerResult& result, int gpus_per_node, const std::string& svg_path,
+                     const std::string& title = "MoE layer timeline");
+
+}  // namespace zepp
