@@ -18,7 +18,10 @@ inline std::string_view trim(std::string_view s) {
 
 // Quotes a field for a message, cut to 40 bytes so a garbage line cannot flood the message.
 inline std::string shown(std::string_view s) {
-  return "\"" + std::string(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
+  std::string out = "\"";  // appended piecewise: GCC 12's -Wrestrict misfires on "x" + string
+  out.append(s.substr(0, 40));
+  out.append(s.size() > 40 ? "...\"" : "\"");
+  return out;
 }
 
 inline int64_t parse_int(std::string_view field, const SourcePos& at, const std::string& what) {
