@@ -1,0 +1,21 @@
+// The `_zepp` extension module. Zepp's InputError (bad file contents) and ArgumentError (bad
+// arguments) both reach Python as ValueError, with Zepp's message naming the file or argument.
+#include "core/error.hpp"
+#include "bindings.hpp"
+
+PYBIND11_MODULE(_zepp, m) {
+  m.doc() = "Compiled core of the zepp package; use `import zepp`, which documents and validates every call.";
+  pybind11::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const zepp::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const zepp::ArgumentError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  zepp::py::bind_placement(m);
+  zepp::py::bind_routing(m);
+  zepp::py::bind_formats(m);
+  zepp::py::bind_simulate(m);
+}

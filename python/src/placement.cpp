@@ -1,0 +1,55 @@
+// Placement policies over all layers: DeepSeek EPLB and Zepp's §4.1 placement.
+#include "placement/placement.hpp"
+
+#include "bindings.hpp"
+#include "core/presets.hpp"
+
+namespace zepp::py {
+
+// A cluster of `nodes` x `gpus_per_node` GPUs. Placement and routing read only this shape (routing
+// ranks replicas by level: same GPU, same node, remote); the h100 preset fills the rest.
+Topology cluster(int nodes, int gpus_per_node) {
+  Topology topo = topology_preset("h100", nodes);
+  topo.gpus_per_node = gpus_per_node;
+  return topo;
+}
+
+namespace {
+
+pb::tuple maps_to_numpy(EplbResult&& r) {
+  const pb::ssize_t L = r.layers, E = r.experts;
+  return pb::make_tuple(to_numpy(std::move(r.phy2log), {L, r.replicas}), to_numpy(std::move(r.log2phy), {L, E, r.max_replicas}),
+                        to_numpy(std::move(r.logcnt), {L, E}));
+}
+
+}  // namespace
+
+void bind_placement(pb::module_& m) {
+  // weight [L, E] float32 -> (phy2log [L, P], log2phy [L, E, P - E + 1], logcnt [L, E]), int64.
+  m.def("eplb_rebalance", [](Array<float> weight, int num_replicas, int num_groups, int num_nodes, int num_gpus) {
+    const int L = int(weight.shape(0)), E = int(weight.shape(1));
+    std::vector<float> w(weight.data(), weight.data() + weight.size());
+    EplbResult r;
+    {
+      pb::gil_scoped_release unlocked;
+      r = eplb_rebalance(w, L, E, num_replicas, num_groups, num_nodes, num_gpus);
+    }
+    return maps_to_numpy(std::move(r));
+  });
+  // weight [L, E] float64 -> the same three maps, log2phy listing each expert's slots ascending.
+  m.def("place_zepp_layers", [](Array<double> weight, int num_nodes, int gpus_per_node, int extra_slots) {
+    const int L = int(weight.shape(0)), E = int(weight.shape(1));
+    EplbResult r;
+    {
+      pb::gil_scoped_release unlocked;
+      const Topology topo = cluster(num_nodes, gpus_per_node);
+      std::vector<Placement> layers;
+      for (int l = 0; l < L; ++l)
+        layers.push_back(place_zepp({weight.data() + size_t(l) * E, weight.data() + size_t(l + 1) * E}, topo, extra_slots));
+      r = eplb_maps(layers);
+    }
+    return maps_to_numpy(std::move(r));
+  });
+}
+
+}  // namespace zepp::py

@@ -1,0 +1,78 @@
+// `zepp simulate` as a function: the same resolution of presets and overrides (src/cli/options.cpp),
+// the same strategy pipeline and the same summary, returned as the JSON text the CLI prints.
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "cli/options.hpp"
+#include "core/error.hpp"
+#include "pipeline/strategy.hpp"
+#include "report/summary.hpp"
+
+namespace zepp::py {
+
+namespace {
+
+template <class T>
+std::optional<T> optional_field(const pb::dict& s, const char* key) {
+  if (!s.contains(key) || s[key].is_none()) return std::nullopt;
+  return s[key].cast<T>();
+}
+
+// settings: every keyword of zepp.simulate (python/zepp/_simulate.py checks their types).
+std::string simulate(const pb::dict& s) {
+  cli::WorkloadFlags w;
+  w.trace_path = s["trace"].cast<std::string>();
+  w.model = s["model"].cast<std::string>();
+  w.topology = s["topology"].cast<std::string>();
+  w.nodes = s["nodes"].cast<int>();
+  w.gpus_per_node = optional_field<int>(s, "gpus_per_node");
+  w.num_experts = optional_field<int>(s, "num_experts");
+  w.top_k = optional_field<int>(s, "top_k");
+  w.hidden = optional_field<int>(s, "hidden");
+  w.ffn = optional_field<int>(s, "ffn");
+  w.nvlink_gbps = optional_field<double>(s, "nvlink_gbps");
+  w.nic_gbps = optional_field<double>(s, "nic_gbps");
+  w.nvlink_latency_us = optional_field<double>(s, "nvlink_latency_us");
+  w.nic_latency_us = optional_field<double>(s, "nic_latency_us");
+  w.peak_tflops = optional_field<double>(s, "peak_tflops");
+  w.hbm_tbps = optional_field<double>(s, "hbm_tbps");
+  w.kernel_launch_us = optional_field<double>(s, "kernel_launch_us");
+  w.workload.layer = s["layer"].cast<int>();
+  w.workload.size_mb = s["size_mb"].cast<double>();
+  w.workload.seed = s["seed"].cast<uint64_t>();
+  w.workload.history_fraction = s["history_fraction"].cast<double>();
+  w.workload.zipf = s["zipf"].cast<double>();
+  w.workload.dataset = s["dataset"].cast<std::string>();
+
+  StrategyOptions opt;
+  opt.extra_slots = s["extra_slots"].cast<int>();
+  opt.balance_slack = s["balance_slack"].cast<double>();
+  opt.nic_slack = s["nic_slack"].cast<double>();
+  opt.eplb_groups = s["eplb_groups"].cast<int>();
+  opt.split = s["split"].cast<bool>();
+  opt.merge = s["merge"].cast<bool>();
+  opt.overlap = s["overlap"].cast<bool>();
+  opt.locality = s["locality"].cast<bool>();
+  const auto names = s["strategies"].cast<std::vector<std::string>>();
+  const auto executor = s["executor"].cast<std::string>();
+
+  pb::gil_scoped_release unlocked;
+  require(opt.balance_slack >= 0 && opt.balance_slack < 1, "balance_slack", "must be in [0, 1)");
+  require(opt.nic_slack >= 0, "nic_slack", "must be >= 0");
+  require(opt.extra_slots >= 0, "extra_slots", "must be >= 0");
+  require(!names.empty(), "strategies", "names no strategy");
+  ExecutorKind ex;
+  if (executor == "estimate") ex = ExecutorKind::Estimate;
+  else if (executor == "sim") ex = ExecutorKind::Sim;
+  else throw ArgumentError("executor: expected sim or estimate, got '" + executor + "'");
+  cli::ResolvedWorkload r = cli::resolve(w);
+  std::vector<StrategyOutcome> outcomes;
+  for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
+  return summary_json(r.workload, r.model, r.topo, executor, outcomes).dump();
+}
+
+}  // namespace
+
+void bind_simulate(pb::module_& m) { m.def("simulate", &simulate); }
+
+}  // namespace zepp::py

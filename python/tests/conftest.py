@@ -1,0 +1,17 @@
+"""Shared fixtures: where the real data lives, and the built zepp program."""
+
+import os
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SHARED = pathlib.Path(os.environ.get("ZEPP_SHARED_DIR", REPO.parent / "shared"))
+
+
+@pytest.fixture
+def shared_dir():
+    """The shared data folder; skips the test, saying why, when it is absent."""
+    if not (SHARED / "data").is_dir():
+        pytest.skip(f"shared data folder {SHARED}/data is absent (set ZEPP_SHARED_DIR)")
+    return SHARED

@@ -1,0 +1,58 @@
+"""The examples in examples/ run as documented and produce what they claim."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import zepp
+
+from conftest import REPO
+
+
+def run_example(name, *args):
+    result = subprocess.run([sys.executable, str(REPO / "examples" / name), *map(str, args)],
+                            capture_output=True, text=True, env=os.environ.copy(), timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_sglang_stats_to_placement(tmp_path, shared_dir):
+    # Real DeepSeek-V2-Lite per-layer counts (26 layers x 64 experts) as an SGLang dump of two steps.
+    case = json.loads((shared_dir / "data/eplb/reference-cases.json").read_text())["cases"][0]
+    counts = np.asarray(case["weight"], dtype=np.int64)
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"rank": 0, "logical_count": [(counts // 2).tolist(), (counts - counts // 2).tolist()]}))
+    out = tmp_path / "placement.json"
+    text = run_example("sglang_stats_to_placement.py", stats, "--gpus", 16, "--nodes", 2, "--output", out)
+    layer_ids, phy2log = zepp.read_placement(out, "sglang")
+    assert phy2log.shape == (26, 16 * (4 + 2))
+    np.testing.assert_array_equal(phy2log, zepp.rebalance_experts(counts, 96, 1, 2, 16, policy="zepp")[0])
+    rows = [line.split() for line in text.splitlines()[2:]]
+    assert len(rows) == 26
+    assert all(float(r[3]) < float(r[1]) for r in rows)  # replicas lower every layer's imbalance
+
+
+def test_sglang_stats_to_trtllm(tmp_path):
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"logical_count": [[50, 1, 2, 3, 4, 5, 6, 30]]}))
+    out = tmp_path / "lb.yaml"
+    run_example("sglang_stats_to_placement.py", stats, "--gpus", 4, "--nodes", 2, "--extra-slots", 1,
+                "--format", "trtllm", "--output", out)
+    ids, phy2log = zepp.read_placement(out, "trtllm")
+    # Four extra slots by load per replica: expert 0 (50), expert 7 (30), expert 0 (25), expert 0 (16.7).
+    assert phy2log.shape == (1, 12)
+    np.testing.assert_array_equal(np.bincount(phy2log[0]), [4, 1, 1, 1, 1, 1, 1, 2])
+
+
+def test_dispatcher_route():
+    text = run_example("dispatcher_route.py", "--gpus", 8, "--nodes", 2, "--tokens", 64, "--experts", 32)
+    lines = text.splitlines()
+    zepp_row = next(l for l in lines if l.startswith("zepp.route")).split()
+    even_row = next(l for l in lines if l.startswith("even split")).split()
+    other_node = lambda row: float(row[-1].rstrip("%"))
+    assert other_node(zepp_row) < other_node(even_row)
+    received = next(l for l in lines if l.startswith("pairs received"))
+    assert sum(json.loads(received.split(":", 1)[1])) == 8 * 64 * 6

@@ -1,0 +1,87 @@
+"""Serving-engine files through the Python module: exact round trips and errors naming file and field."""
+
+import numpy as np
+import pytest
+
+import zepp
+
+
+def test_sglang_stats_to_placement_to_sglang_json_is_exact(tmp_path):
+    stats = tmp_path / "stats.json"
+    stats.write_text('{"rank": 0, "logical_count": [[[5, 1, 0, 2, 9, 3, 1, 1], [0, 4, 4, 4, 1, 1, 2, 0]],'
+                     ' [[1, 0, 0, 0, 3, 1, 0, 0], [2, 2, 0, 0, 1, 1, 0, 0]]]}')
+    load = zepp.read_sglang_stats(stats)
+    np.testing.assert_array_equal(load, [[6, 1, 0, 2, 12, 4, 1, 1], [2, 6, 4, 4, 2, 2, 2, 0]])
+    phy2log = zepp.rebalance_experts(load, 12, 1, 2, 4, policy="zepp")[0]
+    first = tmp_path / "placement.json"
+    zepp.write_placement(first, phy2log, "sglang")
+    ids, back = zepp.read_placement(first, "sglang")
+    np.testing.assert_array_equal(back, phy2log)
+    np.testing.assert_array_equal(ids, [0, 1])
+    second = tmp_path / "again.json"
+    zepp.write_placement(second, back, "sglang", layer_ids=ids)
+    assert second.read_text() == first.read_text()
+    assert first.read_text().startswith('{"physical_to_logical_map": [\n  [')
+
+
+def test_sglang_stats_round_trip(tmp_path):
+    load = np.array([[1.0, 0.5, 3e-9], [1e12, 7.0, 1 / 3]])
+    zepp.write_sglang_stats(tmp_path / "s.json", load)
+    np.testing.assert_array_equal(zepp.read_sglang_stats(tmp_path / "s.json"), load)
+
+
+@pytest.mark.parametrize("format", zepp.PLACEMENT_FORMATS)
+def test_every_format_round_trips(tmp_path, format):
+    rng = np.random.default_rng(11)
+    weight = rng.integers(0, 1000, size=(5, 16)).astype(float)
+    phy2log = zepp.rebalance_experts(weight, 24, 4, 2, 8, policy="eplb")[0]
+    path = tmp_path / f"map.{format}"
+    ids = np.array([3, 4, 5, 6, 7]) if format == "trtllm" else np.arange(5)
+    zepp.write_placement(path, phy2log, format, layer_ids=ids)
+    got_ids, got = zepp.read_placement(path, format)
+    np.testing.assert_array_equal(got, phy2log)
+    np.testing.assert_array_equal(got_ids, ids)
+    text = path.read_text()
+    zepp.write_placement(path, got, format, layer_ids=got_ids)
+    assert path.read_text() == text
+
+
+def test_trtllm_yaml_text(tmp_path):
+    path = tmp_path / "lb.yaml"
+    zepp.write_placement(path, [[0, 1, 2, 0], [2, 1, 0, 1]], "trtllm", layer_ids=[7, 3])
+    assert path.read_text() == ("num_slots: 4\ninitial_global_assignments:\n  3: [2, 1, 0, 1]\n"
+                                "  7: [0, 1, 2, 0]\nlayer_updates_per_iter: 0\n")
+    ids, phy2log = zepp.read_placement(path, "trtllm")
+    np.testing.assert_array_equal(ids, [3, 7])
+    np.testing.assert_array_equal(phy2log, [[2, 1, 0, 1], [0, 1, 2, 0]])
+
+
+def test_malformed_files_name_file_and_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("num_slots: 3\ninitial_global_assignments:\n  1: [0, 1]\n")
+    with pytest.raises(ValueError, match=rf"^{bad}:3: initial_global_assignments\[1\]: expected a list of num_slots = 3"):
+        zepp.read_placement(bad, "trtllm")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"logical_count": [[1, 2], [3, "x"]]}')
+    with pytest.raises(ValueError, match=rf"^{bad}: logical_count\[1\]\[1\]: expected a number"):
+        zepp.read_sglang_stats(bad)
+    with pytest.raises(ValueError, match="cannot open for reading"):
+        zepp.read_placement(tmp_path / "absent.json", "sglang")
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda p: zepp.write_placement(p, [0, 1], "sglang"), "phy2log"),
+        (lambda p: zepp.write_placement(p, [[0, 1], [0, 0]], "sglang"), "phy2log"),
+        (lambda p: zepp.write_placement(p, [[0, 1]], "vllm"), "format"),
+        (lambda p: zepp.write_placement(p, [[0, 1], [1, 0]], "trtllm", layer_ids=[2, 2]), "layer_ids"),
+        (lambda p: zepp.write_placement(p, [[0, 1]], "trtllm", layer_ids=[1, 2]), "layer_ids"),
+        (lambda p: zepp.write_sglang_stats(p, [[1.0, -1.0]]), "load"),
+        (lambda p: zepp.read_placement(p, "yaml"), "format"),
+        (lambda p: zepp.read_placement(None, "sglang"), "path"),
+    ],
+)
+def test_bad_arguments_name_the_argument(tmp_path, call, argument):
+    with pytest.raises(ValueError, match=f"^{argument}"):
+        call(tmp_path / "out")

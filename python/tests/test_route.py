@@ -1,0 +1,132 @@
+"""zepp.route: every pair served by a slot holding its expert, replica loads within the bounds of
+equation (1), local replicas preferred."""
+
+import math
+
+import numpy as np
+import pytest
+
+import zepp
+
+# 2 nodes x 2 GPUs, 2 slots per GPU. Node 0 = slots 0..3, node 1 = slots 4..7.
+PHY2LOG = [0, 1, 2, 3, 0, 2, 1, 3]
+
+
+def test_hand_case_all_local():
+    topk = [[0, 2], [0, 1], [3, 1], [2, 3]]
+    src = [0, 3, 1, 2]
+    # t0 (GPU 0): expert 0 on its own GPU (slot 0), expert 2 on GPU 1 of its node (slot 2, not 5).
+    # t1 (GPU 3): expert 0 on GPU 2 of its node (slot 4), expert 1 on its own GPU (slot 6).
+    # t2 (GPU 1): expert 3 own (slot 3), expert 1 on GPU 0 (slot 1). t3 (GPU 2): slots 5 and 7.
+    slots = zepp.route(topk, src, PHY2LOG, num_nodes=2, num_gpus=4)
+    assert slots.dtype == np.int64 and slots.shape == (4, 2)
+    np.testing.assert_array_equal(slots, [[0, 2], [4, 6], [3, 1], [5, 7]])
+
+
+@pytest.mark.parametrize("slack, local", [(0.0, 2), (0.5, 3), (0.99, 4)])
+def test_bounds_limit_locality(slack, local):
+    # Four tokens on GPU 0 all want expert 0, held by slot 0 (GPU 0) and slot 4 (GPU 2, remote).
+    # q = 2 per replica; slot 0 may take at most ceil((1 + C) q) and slot 4 needs floor((1 - C) q).
+    slots = zepp.route([[0]] * 4, [0] * 4, PHY2LOG, 2, 4, balance_slack=slack)
+    assert np.count_nonzero(slots == 0) == local
+    assert np.count_nonzero(slots == 4) == 4 - local
+
+
+def test_token_order_is_the_callers():
+    topk = [[0, 2], [0, 1], [3, 1], [2, 3]]
+    src = [0, 3, 1, 2]
+    perm = [2, 0, 3, 1]
+    a = zepp.route(topk, src, PHY2LOG, 2, 4)
+    b = zepp.route(np.asarray(topk)[perm], np.asarray(src)[perm], PHY2LOG, 2, 4)
+    np.testing.assert_array_equal(a[perm], b)
+
+
+def check_routing(topk, src, phy2log, slots, num_gpus, slack):
+    phy2log = np.asarray(phy2log)
+    assert slots.shape == topk.shape
+    np.testing.assert_array_equal(phy2log[slots], topk)  # each pair served by its expert, once
+    load = np.bincount(slots.ravel(), minlength=len(phy2log))
+    demand = np.bincount(topk.ravel(), minlength=phy2log.max() + 1)
+    replicas = np.bincount(phy2log)
+    for p, e in enumerate(phy2log):
+        q = demand[e] / replicas[e]
+        # The bounds of equation (1), rounded outward; the tolerance absorbs float rounding of C * q.
+        assert math.floor((1 - slack) * q - 1e-9) <= load[p] <= math.ceil((1 + slack) * q + 1e-9), (p, e, load[p], q)
+
+
+def test_random_batches_on_zepp_placements():
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        nodes, gpn = rng.integers(1, 4), rng.integers(1, 5)
+        gpus = nodes * gpn
+        E = gpus * rng.integers(1, 5)
+        k = rng.integers(1, min(E, 6) + 1)
+        popularity = rng.pareto(1.2, E) + 0.01
+        weight = rng.poisson(1000 * popularity / popularity.sum(), size=(1, E)).astype(float)
+        S = -(-E // gpus) + rng.integers(0, 3)
+        S = min(S, E)
+        phy2log = zepp.rebalance_experts(weight, gpus * S, 1, nodes, gpus, policy="zepp")[0][0]
+        T = rng.integers(0, 200)
+        topk = np.array([rng.choice(E, size=k, replace=False, p=popularity / popularity.sum()) for _ in range(T)])
+        topk = topk.reshape(T, k)
+        src = rng.integers(0, gpus, size=T)
+        slack = float(rng.choice([0.0, 0.1, 0.3]))
+        slots = zepp.route(topk, src, phy2log, nodes, gpus, balance_slack=slack)
+        check_routing(topk, src, phy2log, slots, gpus, slack)
+        # Deterministic: the same inputs give the same slots.
+        np.testing.assert_array_equal(slots, zepp.route(topk, src, phy2log, nodes, gpus, balance_slack=slack))
+
+
+def test_more_local_than_even_split_on_a_real_layer(shared_dir):
+    """On DeepSeek-V2-Lite's real layer loads, locality routing keeps more pairs on the token's
+    node than spreading each expert's pairs evenly over its replicas would."""
+    import json
+
+    case = json.loads((shared_dir / "data/eplb/reference-cases.json").read_text())["cases"][0]
+    weight = np.asarray(case["weight"][:1], dtype=float)
+    nodes, gpus, E = 2, 8, weight.shape[1]
+    phy2log = zepp.rebalance_experts(weight, E + 2 * gpus, 1, nodes, gpus, policy="zepp")[0][0]
+    rng = np.random.default_rng(3)
+    p = weight[0] / weight[0].sum()
+    topk = np.array([rng.choice(E, size=6, replace=False, p=p) for _ in range(800)])
+    src = rng.integers(0, gpus, size=len(topk))
+    slots = zepp.route(topk, src, phy2log, nodes, gpus)
+    check_routing(topk, src, phy2log, slots, gpus, 0.1)
+    per_gpu = len(phy2log) // gpus
+    node_of_slot = np.arange(len(phy2log)) // per_gpu // (gpus // nodes)
+    local = np.mean(node_of_slot[slots] == (src // (gpus // nodes))[:, None])
+    # Even split: a pair is local with the share of its expert's replicas on the token's node.
+    replicas = [np.flatnonzero(phy2log == e) for e in range(E)]
+    even = np.mean([[np.mean(node_of_slot[replicas[e]] == s // (gpus // nodes)) for e in row]
+                    for row, s in zip(topk, src)])
+    assert local > even + 0.05, (local, even)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(topk_ids=[0, 1]), "topk_ids"),
+        (dict(topk_ids=[[0.5]]), "topk_ids"),
+        (dict(topk_ids=[[4]]), "topk_ids"),  # E = 4 from phy2log
+        (dict(topk_ids=[[-1]]), "topk_ids"),
+        (dict(src_rank=[0, 1]), "src_rank"),
+        (dict(src_rank=[4]), "src_rank"),
+        (dict(phy2log=[0, 1, 2, 3, 0, 2]), "phy2log"),  # 6 slots on 4 GPUs
+        (dict(phy2log=[0, 1, 2, 5, 0, 2, 1, 3]), "phy2log"),  # expert 4 has no slot
+        (dict(num_nodes=3), "num_gpus"),
+        (dict(num_gpus=0), "num_gpus"),
+        (dict(balance_slack=1.0), "balance_slack"),
+        (dict(balance_slack=float("nan")), "balance_slack"),
+        (dict(balance_slack="x"), "balance_slack"),
+    ],
+)
+def test_bad_arguments_name_the_argument(kwargs, argument):
+    args = dict(topk_ids=[[0]], src_rank=[0], phy2log=PHY2LOG, num_nodes=2, num_gpus=4)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=f"^{argument}"):
+        zepp.route(**args)
+
+
+def test_empty_batch():
+    slots = zepp.route(np.zeros((0, 2), dtype=np.int64), [], PHY2LOG, 2, 4)
+    assert slots.shape == (0, 2) and slots.dtype == np.int64

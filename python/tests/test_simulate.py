@@ -1,0 +1,63 @@
+"""zepp.simulate returns the figures of `zepp simulate --format json`."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import zepp
+
+WALL = "routing_wall_us"  # wall-clock time of the routing step: differs between any two runs
+
+
+def program():
+    path = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
+    if not path.is_file():
+        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
+    return path
+
+
+def same_figures(a, b):
+    for s in a["strategies"] + b["strategies"]:
+        s.pop(WALL)
+    assert a == b
+
+
+def test_synthetic_matches_the_program():
+    flags = ["--nodes", "2", "--size-mb", "0.25", "--seed", "3", "--extra-slots", "1"]
+    cli = json.loads(subprocess.run([program(), "simulate", "--format", "json", *flags],
+                                    capture_output=True, text=True, check=True).stdout)
+    py = zepp.simulate(nodes=2, size_mb=0.25, seed=3, extra_slots=1)
+    assert [s["name"] for s in py["strategies"]] == ["a2av", "eplb", "zepp"]
+    same_figures(py, cli)
+
+
+def test_real_trace_matches_the_program(shared_dir):
+    trace = shared_dir / "data/traces/mixtral-8x7b-gsm8k"
+    flags = ["--trace", str(trace), "--model", "mixtral-8x7b", "--nodes", "2", "--gpus-per-node", "2",
+             "--size-mb", "0.5", "--strategies", "eplb,zepp", "--balance-slack", "0.2"]
+    cli = json.loads(subprocess.run([program(), "simulate", "--format", "json", *flags],
+                                    capture_output=True, text=True, check=True).stdout)
+    py = zepp.simulate(trace, model="mixtral-8x7b", nodes=2, gpus_per_node=2, size_mb=0.5,
+                       strategies="eplb,zepp", balance_slack=0.2)
+    same_figures(py, cli)
+    assert py["workload"]["model"] == "mixtral-8x7b" and not py["workload"]["synthetic"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        (dict(nodes=0), "nodes"),
+        (dict(balance_slack=1.5), "balance_slack"),
+        (dict(executor="gpu"), "executor"),
+        (dict(strategies=()), "strategies"),
+        (dict(gpus_per_node=-2), "gpus_per_node"),
+        (dict(warp_speed=9), "warp_speed"),
+        (dict(model="gpt-5"), "model"),
+    ],
+)
+def test_bad_arguments_name_the_argument(kwargs, argument):
+    with pytest.raises(ValueError, match=f"^{argument}"):
+        zepp.simulate(size_mb=0.1, **kwargs)

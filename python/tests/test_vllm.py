@@ -1,0 +1,29 @@
+"""ZeppEplbPolicy: vLLM's EPLB policy contract, computed with Zepp's placement."""
+
+import numpy as np
+import pytest
+
+import zepp
+from zepp.integrations.vllm import ZeppEplbPolicy
+
+
+def test_contract_shapes_and_consistency():
+    rng = np.random.default_rng(5)
+    weight = rng.integers(0, 500, size=(3, 16)).astype(np.float32)
+    phy2log, log2phy, logcnt = ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8)
+    assert phy2log.shape == (3, 24) and logcnt.shape == (3, 16)
+    assert log2phy.shape == (3, 16, 24 - 16 + 1)  # vLLM's fixed width: redundant experts + 1
+    ref = zepp.rebalance_experts(weight, 24, 4, 2, 8, policy="zepp")
+    np.testing.assert_array_equal(phy2log, ref[0])
+    np.testing.assert_array_equal(logcnt, ref[2])
+    X = ref[1].shape[2]
+    np.testing.assert_array_equal(log2phy[:, :, :X], ref[1])
+    assert np.all(log2phy[:, :, X:] == -1)
+
+
+def test_classmethod_on_the_class_and_bad_arguments():
+    assert isinstance(ZeppEplbPolicy.__dict__["rebalance_experts"], classmethod)
+    with pytest.raises(ValueError, match="^num_ranks"):
+        ZeppEplbPolicy.rebalance_experts([[1.0] * 8], 12, 1, 3, 4)
+    with pytest.raises(ValueError, match="^weight"):
+        ZeppEplbPolicy.rebalance_experts([1.0] * 8, 12, 1, 2, 4)

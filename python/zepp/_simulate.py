@@ -1,0 +1,95 @@
+"""One MoE layer invocation under each strategy: `zepp simulate` as a function."""
+
+import json
+import os
+
+import _zepp
+
+from ._args import count
+
+_OVERRIDES = {  # optional model and cluster overrides, as `zepp simulate --<name>` (dashes there)
+    "gpus_per_node": int,
+    "num_experts": int,
+    "top_k": int,
+    "hidden": int,
+    "ffn": int,
+    "nvlink_gbps": float,
+    "nic_gbps": float,
+    "nvlink_latency_us": float,
+    "nic_latency_us": float,
+    "peak_tflops": float,
+    "hbm_tbps": float,
+    "kernel_launch_us": float,
+}
+
+
+def _number(value, name, kind):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
+        raise ValueError(f"{name}: expected {'an integer' if kind is int else 'a number'}, got {value!r}")
+    return kind(value)
+
+
+def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av", "eplb", "zepp"),
+             executor="estimate", *, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=1.2, dataset="",
+             extra_slots=2, balance_slack=0.1, nic_slack=0.0, eplb_groups=0, split=True, merge=True,
+             overlap=True, locality=True, **overrides):
+    """Place, route and time one MoE layer under each strategy; the figures `zepp simulate --format json` prints.
+
+    Each keyword is the `zepp simulate` flag of the same name (underscores for dashes); defaults
+    are the program's. The workload follows paper §6.1: evaluation tokens sampled with replacement
+    from the trace (or a synthetic power-law workload without one) until each GPU holds size_mb
+    MiB of BF16 activations; placement uses the history share of requests.
+
+    Args:
+        trace: trace file or folder (shared/data/traces/...), or None for the synthetic workload.
+        model: model preset name (required with a trace; default kimi-k2 without one).
+        topology: cluster preset, "a100" or "h100" (paper §6.1); nodes: node count N.
+        strategies: names to run, e.g. ("a2av", "eplb", "zepp").
+        executor: "estimate" (closed form) or "sim" (SimGrid cluster).
+        size_mb, seed, layer, history_fraction, zipf, dataset: workload (see `zepp simulate --help`).
+        extra_slots: R extra slots per GPU (§4.1); balance_slack: C of equation (1);
+        nic_slack: C_NIC of equation (2); eplb_groups: EPLB expert groups (0: automatic).
+        split, merge, overlap, locality: Zepp's stages (False = the paper's Figure 12 ablations).
+        **overrides: gpus_per_node, num_experts, top_k, hidden, ffn (ints); nvlink_gbps, nic_gbps
+            (GB/s), nvlink_latency_us, nic_latency_us (µs), peak_tflops, hbm_tbps, kernel_launch_us.
+
+    Returns:
+        dict: {"strategies": [{"name", "latency_us", "speedup_vs_a2av", "imbalance",
+        "inter_node_bytes", "nvlink_bytes", "max_nic_bytes", "comm_hidden_fraction",
+        "routing_cost", "routing_cost_optimal" (µs), "routing_gap", "routing_wall_us"}, ...],
+        "workload": {...}, "cluster": {...}} -- the JSON of `zepp simulate --format json`.
+
+    Raises:
+        ValueError naming the argument (checks shared with the program name its flag, e.g.
+        "--model: is required with --trace"), or the trace file and line for a malformed trace.
+    """
+    settings = {}
+    for key, kind in _OVERRIDES.items():
+        value = overrides.pop(key, None)
+        if value is not None and not _number(value, key, kind) > 0:
+            raise ValueError(f"{key}: expected a positive number, got {value!r}")
+        settings[key] = None if value is None else kind(value)
+    if overrides:
+        raise ValueError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(_OVERRIDES)}")
+    if isinstance(strategies, str):
+        strategies = strategies.split(",")
+    settings.update(
+        trace="" if trace is None else os.fspath(trace),
+        model="" if model is None else str(model),
+        topology=str(topology),
+        nodes=count(nodes, "nodes"),
+        strategies=[str(s) for s in strategies],
+        executor=str(executor),
+        size_mb=_number(size_mb, "size_mb", float),
+        seed=count(seed, "seed", minimum=0),
+        layer=count(layer, "layer", minimum=-1),
+        history_fraction=_number(history_fraction, "history_fraction", float),
+        zipf=_number(zipf, "zipf", float),
+        dataset=str(dataset),
+        extra_slots=count(extra_slots, "extra_slots", minimum=0),
+        balance_slack=_number(balance_slack, "balance_slack", float),
+        nic_slack=_number(nic_slack, "nic_slack", float),
+        eplb_groups=count(eplb_groups, "eplb_groups", minimum=0),
+        split=bool(split), merge=bool(merge), overlap=bool(overlap), locality=bool(locality),
+    )
+    return json.loads(_zepp.simulate(settings))

@@ -1,0 +1,1 @@
+"""Adapters that plug Zepp into serving engines (vllm: ZeppEplbPolicy)."""

@@ -1,0 +1,70 @@
+"""vLLM EPLB policy backed by Zepp's placement (paper §4.1).
+
+vLLM looks up a policy class with a classmethod
+rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_ranks) returning
+(physical_to_logical_map, logical_to_physical_map, expert_count) as int64 tensors
+(vllm/distributed/eplb/policy/abstract.py). ZeppEplbPolicy subclasses vLLM's
+AbstractEplbPolicy when vLLM is importable, so it can be registered beside vLLM's default.
+"""
+
+import numpy as np
+
+from .._placement import placement_maps
+
+try:
+    from vllm.distributed.eplb.policy.abstract import AbstractEplbPolicy as _Base
+except ImportError:  # vLLM absent (tests, offline use): same contract, plain class
+    _Base = object
+
+
+def _to_numpy(weight):
+    # vLLM passes a torch tensor, possibly on the GPU; numpy needs a CPU copy.
+    if hasattr(weight, "detach"):
+        weight = weight.detach().float().cpu().numpy()
+    return np.asarray(weight)
+
+
+def _like(weight, arrays):
+    """torch tensors when vLLM handed us one (vLLM copies them into its buffers), else numpy."""
+    if hasattr(weight, "detach"):
+        import torch
+
+        return tuple(torch.from_numpy(a) for a in arrays)
+    return arrays
+
+
+class ZeppEplbPolicy(_Base):
+    """Zepp's expert replication and placement as a vLLM EPLB policy."""
+
+    @classmethod
+    def rebalance_experts(cls, weight, num_replicas, num_groups, num_nodes, num_ranks):
+        """Entry point of vLLM's EPLB policy contract, computed with Zepp's placement.
+
+        Args:
+            weight: [layers, num_logical_experts] load statistics (torch tensor on any device,
+                or any array-like).
+            num_replicas: physical experts per layer P, a multiple of num_ranks.
+            num_groups: expert groups; unused by Zepp's placement (accepted for the contract).
+            num_nodes: server nodes.
+            num_ranks: EP ranks, a multiple of num_nodes. Each rank gets S = P / num_ranks slots,
+                ceil(E / num_ranks) <= S <= E (see zepp.rebalance_experts, policy "zepp").
+
+        Returns:
+            (physical_to_logical_map [layers, P], logical_to_physical_map [layers, E, P - E + 1]
+            (slots ascending, -1 padded: the width vLLM's own policy uses), expert_count
+            [layers, E]), int64 CPU torch tensors when weight is a tensor, numpy arrays otherwise.
+
+        Raises:
+            ValueError naming the argument (see zepp.rebalance_experts).
+        """
+        try:
+            phy2log, log2phy, logcnt = placement_maps(_to_numpy(weight), num_replicas, num_groups, num_nodes,
+                                                      num_ranks, "zepp")
+        except ValueError as e:  # name vLLM's argument, not zepp.rebalance_experts' num_gpus
+            message = str(e)
+            raise ValueError("num_ranks" + message[len("num_gpus"):] if message.startswith("num_gpus") else message) from None
+        L, E, X = log2phy.shape
+        width = phy2log.shape[1] - E + 1
+        padded = np.full((L, E, width), -1, dtype=np.int64)
+        padded[:, :, :X] = log2phy
+        return _like(weight, (phy2log, padded, logcnt))
