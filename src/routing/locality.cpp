@@ -66,12 +66,15 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
   const int G = placement.num_gpus, E = placement.num_experts, gpn = topo.gpus_per_node;
   const ReplicaIndex rep(placement);
 
-  std::vector<int64_t> total(E, 0);
+  // Expert-major copy of the demand (col[e * G + i]) so each expert reads one contiguous row.
+  std::vector<int64_t> total(E, 0), col(size_t(E) * G);
   size_t nonzero = 0;
   for (int i = 0; i < G; ++i)
     for (int e = 0; e < E; ++e) {
-      total[e] += demand[size_t(i) * E + e];
-      nonzero += demand[size_t(i) * E + e] != 0;
+      const int64_t d = demand[size_t(i) * E + e];
+      col[size_t(e) * G + i] = d;
+      total[e] += d;
+      nonzero += d != 0;
     }
   std::vector<RouteCount> out;
   out.reserve(nonzero + placement.num_slots());
@@ -83,9 +86,10 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
     if (total[e] == 0) continue;
     const int r = rep.count(e);
     const int32_t* slots = &rep.slot[rep.begin[e]];
+    const int64_t* d = &col[size_t(e) * G];
     if (r == 1) {  // the water-filling would send everything to the only slot
       for (int i = 0; i < G; ++i)
-        if (int64_t d = demand[size_t(i) * E + e]) out.push_back({e, i, slots[0], d});
+        if (d[i]) out.push_back({e, i, slots[0], d[i]});
       continue;
     }
     f.r = r;
@@ -94,7 +98,7 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
     f.unmet_total = f.lower * r;
     f.load.assign(r, 0);
     f.alloc.assign(size_t(G) * r, 0);
-    for (int i = 0; i < G; ++i) f.rem[i] = demand[size_t(i) * E + e];
+    std::copy(d, d + G, f.rem.begin());
     gpu.resize(r);
     for (int j = 0; j < r; ++j) gpu[j] = placement.gpu_of_slot(slots[j]);
 
