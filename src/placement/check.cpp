@@ -16,9 +16,9 @@ void check_load(const std::vector<double>& load, bool float32) {
   require(!load.empty(), "load", "is empty, expected one demand per expert");
   const double max = float32 ? double(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
   for (size_t e = 0; e < load.size(); ++e)
-    require(std::isfinite(load[e]) && load[e] >= 0 && load[e] <= max, "load",
-            "expert " + std::to_string(e) + " has demand " + std::to_string(load[e]) +
-                (float32 ? ", expected a finite float32 value >= 0" : ", expected a finite value >= 0"));
+    if (!(std::isfinite(load[e]) && load[e] >= 0 && load[e] <= max))  // message built only on failure
+      throw ArgumentError("load: expert " + std::to_string(e) + " has demand " + std::to_string(load[e]) +
+                          (float32 ? ", expected a finite float32 value >= 0" : ", expected a finite value >= 0"));
 }
 
 }  // namespace zepp::placement_detail

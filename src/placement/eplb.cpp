@@ -119,9 +119,9 @@ EplbResult eplb_rebalance(const std::vector<float>& weight, int layers, int expe
   require(num_gpus % num_nodes == 0, "num_gpus",
           std::to_string(num_gpus) + " is not a multiple of num_nodes = " + std::to_string(num_nodes));
   for (size_t i = 0; i < weight.size(); ++i)
-    require(std::isfinite(weight[i]) && weight[i] >= 0, "weight",
-            "layer " + std::to_string(i / experts) + " expert " + std::to_string(i % experts) + " is " +
-                std::to_string(weight[i]) + ", expected a finite value >= 0");
+    if (!(std::isfinite(weight[i]) && weight[i] >= 0))  // message built only on failure: this loop is hot
+      throw ArgumentError("weight: layer " + std::to_string(i / experts) + " expert " + std::to_string(i % experts) +
+                          " is " + std::to_string(weight[i]) + ", expected a finite value >= 0");
   // The reference's policy switch: hierarchical only when groups split evenly over nodes.
   const bool hierarchical = num_groups % num_nodes == 0;
   if (hierarchical)
