@@ -13,7 +13,8 @@ static std::string str(int64_t v) { return std::to_string(v); }
 Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                  const Topology& topo, const ModelShape& model, const PlanOptions& options)
     : batch_(batch), placement_(placement), routing_(routing), topo_(topo), opt_(options) {
-  require(topo.nodes > 0 && topo.gpus_per_node > 0, "topo", "nodes and gpus_per_node must be positive");
+  require(topo.nodes > 0 && topo.gpus_per_node > 0 && topo.nodes < (1 << 11) && topo.num_gpus() < (1 << 24), "topo",
+          "nodes and gpus_per_node must be positive, below 2^11 nodes and 2^24 GPUs");
   require(options.nic_slack >= 0 && std::isfinite(options.nic_slack), "options.nic_slack", "must be finite and >= 0");
   placement.validate("placement");
   require(placement.num_gpus == topo.num_gpus(), "placement",
@@ -53,11 +54,13 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   gpu_of_pair_.resize(P);
   for (int64_t p = 0; p < P; ++p) {
     const int32_t slot = routing.slot_of_pair[p];
-    require(slot >= 0 && slot < placement.num_slots(), "routing",
-            "pair " + str(p) + " goes to slot " + str(slot) + ", expected [0, " + str(placement.num_slots()) + ")");
-    require(placement.phy2log[slot] == batch.expert_ids[p], "routing",
-            "pair " + str(p) + " (expert " + str(batch.expert_ids[p]) + ") goes to slot " + str(slot) +
-                " holding expert " + str(placement.phy2log[slot]));
+    // Messages built only on failure: this loop runs over millions of pairs.
+    if (slot < 0 || slot >= placement.num_slots())
+      throw ArgumentError("routing: pair " + str(p) + " goes to slot " + str(slot) + ", expected [0, " +
+                          str(placement.num_slots()) + ")");
+    if (placement.phy2log[slot] != batch.expert_ids[p])
+      throw ArgumentError("routing: pair " + str(p) + " (expert " + str(batch.expert_ids[p]) + ") goes to slot " +
+                          str(slot) + " holding expert " + str(placement.phy2log[slot]));
     gpu_of_pair_[p] = placement.gpu_of_slot(slot);
   }
   deliver_.assign(P, -1);
@@ -79,8 +82,13 @@ int64_t Builder::transfer_priority(Phase phase, int round, int lane) const {
   return (base + (round == 0 ? N_ : round)) * G_ + lane;
 }
 
+// (src, dst, phase, round, hop) packed into one integer: GPUs below 2^24, rounds below 2^11.
+static uint64_t transfer_key(int src, int dst, Phase phase, int round, Hop hop) {
+  return (uint64_t(src) << 40) | (uint64_t(dst) << 16) | (uint64_t(round) << 5) | (uint64_t(phase) << 3) | uint64_t(hop);
+}
+
 int32_t Builder::transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority) {
-  const auto key = std::make_tuple(src, dst, phase, round, hop);
+  const uint64_t key = transfer_key(src, dst, phase, round, hop);
   if (auto it = transfers_.find(key); it != transfers_.end()) return it->second;
   const int32_t id = new_transfer(src, dst, phase, round, hop, priority);
   transfers_.emplace(key, id);

@@ -2,8 +2,6 @@
 // flow.cpp, builder.cpp). Not part of the public API; see comm_plan.hpp for the semantics.
 #pragma once
 #include <cstdint>
-#include <map>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -67,7 +65,7 @@ class Builder {
   const PlanOptions& opt_;
   int N_, G_, K_;
   CommPlan plan_;
-  std::map<std::tuple<int, int, Phase, int, Hop>, int32_t> transfers_;
+  std::unordered_map<uint64_t, int32_t> transfers_;  // transfer_key(...) -> coalesced transfer
   std::vector<int32_t> src_gpu_of_token_;  // [T]
   std::vector<int32_t> gpu_of_pair_;       // [T * K]
   std::vector<int32_t> deliver_;           // [T * K] dispatch task delivering the pair's token (-1: local)
