@@ -31,14 +31,14 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     for (int i = 0; i < G_; ++i) x[size_t(i) * G_ + i] = volumes[i];
   }
 
-  // Rows of GPU i fill its own NIC first, then the NICs it relays to, in ascending order.
-  std::vector<int> next_nic(G_);
-  for (int i = 0; i < G_; ++i) next_nic[i] = i;
+  // Rows of GPU i fill its own NIC first, then the NICs it relays to, in ascending order:
+  // the c-th NIC of GPU i is i for c = 0, else the (c-1)-th of the others.
+  std::vector<int> cursor(G_, 0);
   auto take_nic = [&](int i) {
-    int& j = next_nic[i];
-    while (x[size_t(i) * G_ + j] == 0) j = (j == i) ? (i == 0 ? 1 : 0) : (j + 1 == i ? j + 2 : j + 1);
-    --x[size_t(i) * G_ + j];
-    return j;
+    auto nic = [&](int c) { return c == 0 ? i : (c - 1 < i ? c - 1 : c); };
+    while (x[size_t(i) * G_ + nic(cursor[i])] == 0) ++cursor[i];  // x's row i sums to V_i
+    --x[size_t(i) * G_ + nic(cursor[i])];
+    return nic(cursor[i]);
   };
 
   std::vector<int32_t> delivered(flow.targets.size(), -1);
