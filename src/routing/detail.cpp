@@ -51,9 +51,9 @@ void check_demand(const std::vector<int64_t>& demand, const Placement& placement
   if (demand.size() != want)
     fail("demand", "has " + std::to_string(demand.size()) + " entries, expected num_gpus * num_experts = " +
                        std::to_string(want));
-  bool bad = false;  // branch-free pass first (vectorises)
-  for (int64_t d : demand) bad |= d < 0;
-  if (!bad) return;
+  uint64_t any = 0;  // sign bits ORed together: a branch-free pass that vectorises
+  for (int64_t d : demand) any |= uint64_t(d);
+  if (!(any >> 63)) return;
   for (size_t x = 0; x < demand.size(); ++x)
     if (demand[x] < 0) fail("demand", "entry " + std::to_string(x) + " is negative (" + std::to_string(demand[x]) + ")");
 }

@@ -68,20 +68,17 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
 
   // Expert-major copy of the demand (col[e * G + i]) so each expert reads one contiguous row.
   std::vector<int64_t> total(E, 0), col(size_t(E) * G);
-  size_t nonzero = 0;
-  for (int i = 0; i < G; ++i)
-    for (int e = 0; e < E; ++e) {
-      const int64_t d = demand[size_t(i) * E + e];
-      col[size_t(e) * G + i] = d;
-      total[e] += d;
-      nonzero += d != 0;
-    }
+  for (int i = 0; i < G; ++i) {
+    const int64_t* row = &demand[size_t(i) * E];
+    for (int e = 0; e < E; ++e) total[e] += row[e];
+    for (int e = 0; e < E; ++e) col[size_t(e) * G + i] = row[e];
+  }
   std::vector<RouteCount> out;
-  out.reserve(nonzero + placement.num_slots());
+  out.reserve(size_t(G) * E + placement.num_slots());  // typical upper end; grows if needed
 
   Filler f;
   f.rem.resize(G);
-  std::vector<int32_t> gpu, cand;
+  std::vector<int32_t> gpu, node, order;  // per slot of the current expert
   for (int e = 0; e < E; ++e) {
     if (total[e] == 0) continue;
     const int r = rep.count(e);
@@ -100,29 +97,31 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
     f.alloc.assign(size_t(G) * r, 0);
     std::copy(d, d + G, f.rem.begin());
     gpu.resize(r);
-    for (int j = 0; j < r; ++j) gpu[j] = placement.gpu_of_slot(slots[j]);
+    node.resize(r);
+    order.resize(r);
+    for (int j = 0; j < r; ++j) {
+      gpu[j] = placement.gpu_of_slot(slots[j]);
+      node[j] = gpu[j] / gpn;
+      order[j] = j;
+    }
 
     for (int j = 0; j < r; ++j) f.give(gpu[j], j);  // level 0
-    for (int j = 0; j < r; ++j) {                    // level 1
-      const int first = topo.node_of(gpu[j]) * gpn;
-      for (int i = first; i < first + gpn; ++i)
+    for (int j = 0; j < r; ++j)                      // level 1
+      for (int i = node[j] * gpn; i < (node[j] + 1) * gpn; ++i)
         if (i != gpu[j]) f.give(i, j);
-    }
-    for (int i = 0; i < G; ++i) {  // level 2
+    // Level 2. All remote slots cost the same in eq. (1). Taking the one with the most room
+    // (upper - load; upper is the same for all slots of e) first puts a source's remote demand
+    // into few, large pieces: fewer messages and fewer destination nodes per token for
+    // assign_pairs to consolidate. Ties go to the lower slot id. `order` stays sorted by
+    // (load, j); allocations only raise loads, so an insertion sort per source is near-linear.
+    for (int i = 0; i < G; ++i) {
       if (f.rem[i] == 0) continue;
-      // All remote slots cost the same in eq. (1). Taking the one with the most room first puts
-      // a source's remote demand into few, large pieces: fewer messages and fewer destination
-      // nodes per token for assign_pairs to consolidate. Ties go to the lower slot id.
-      cand.clear();
-      for (int j = 0; j < r; ++j)
-        if (topo.node_of(gpu[j]) != topo.node_of(i)) cand.push_back(j);
-      std::sort(cand.begin(), cand.end(), [&](int a, int b) {
-        return f.load[a] != f.load[b] ? f.load[a] < f.load[b] : a < b;  // equal upper: room = upper - load
-      });
-      for (int j : cand) {
-        f.give(i, j);
-        if (f.rem[i] == 0) break;
-      }
+      for (int a = 1; a < r; ++a)
+        for (int b = a; b > 0 && std::pair(f.load[order[b]], order[b]) < std::pair(f.load[order[b - 1]], order[b - 1]); --b)
+          std::swap(order[b], order[b - 1]);
+      const int own = i / gpn;
+      for (int a = 0; a < r && f.rem[i] > 0; ++a)
+        if (node[order[a]] != own) f.give(i, order[a]);
       if (f.rem[i] != 0) throw std::logic_error("route_locality_counts: water-filling left demand unplaced");
     }
     for (int i = 0; i < G; ++i)
