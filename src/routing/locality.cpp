@@ -66,36 +66,31 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
   const int G = placement.num_gpus, E = placement.num_experts, gpn = topo.gpus_per_node;
   const ReplicaIndex rep(placement);
 
-  // Expert-major copy of the demand (col[e * G + i]) so each expert reads one contiguous row.
-  std::vector<int64_t> total(E, 0), col(size_t(E) * G);
-  for (int i = 0; i < G; ++i) {
-    const int64_t* row = &demand[size_t(i) * E];
-    for (int e = 0; e < E; ++e) total[e] += row[e];
-    for (int e = 0; e < E; ++e) col[size_t(e) * G + i] = row[e];
-  }
   std::vector<RouteCount> out;
   out.reserve(size_t(G) * E + placement.num_slots());  // typical upper end; grows if needed
 
   Filler f;
   f.rem.resize(G);
   std::vector<int32_t> gpu, node, order;  // per slot of the current expert
+  std::vector<int64_t> d(G);  // the current expert's column of the demand
   for (int e = 0; e < E; ++e) {
-    if (total[e] == 0) continue;
+    int64_t total = 0;
+    for (int i = 0; i < G; ++i) total += d[i] = demand[size_t(i) * E + e];
+    if (total == 0) continue;
     const int r = rep.count(e);
     const int32_t* slots = &rep.slot[rep.begin[e]];
-    const int64_t* d = &col[size_t(e) * G];
     if (r == 1) {  // the water-filling would send everything to the only slot
       for (int i = 0; i < G; ++i)
         if (d[i]) out.push_back({e, i, slots[0], d[i]});
       continue;
     }
     f.r = r;
-    slot_bounds(total[e], r, balance_slack, f.lower, f.upper);
-    f.remaining = total[e];
+    slot_bounds(total, r, balance_slack, f.lower, f.upper);
+    f.remaining = total;
     f.unmet_total = f.lower * r;
     f.load.assign(r, 0);
     f.alloc.assign(size_t(G) * r, 0);
-    std::copy(d, d + G, f.rem.begin());
+    f.rem = d;
     gpu.resize(r);
     node.resize(r);
     order.resize(r);
