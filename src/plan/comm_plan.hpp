@@ -127,6 +127,10 @@ struct CommPlan {
 // Compute groups: with overlap one group per (slot, source node), ordered by delivery
 // (source nodes n+1, ..., n+N-1, then n's own tokens), which is also Algorithm 1's combine
 // order (return groups for destination n+1, ..., n); without overlap one group per slot.
+// Priorities: transfers by phase and round (weights first; dispatch rounds 1..N-1, then
+// intra-node; combine rounds 1..N-1, then intra-node; within a round the cyclic lane of lines
+// 10 and 20); compute groups by delivery rank (1..N-1, own node N); pre-reductions -1 (their
+// return transfer waits on them); final reductions N+1.
 // Throws ArgumentError naming the argument when shapes disagree (batch vs placement vs
 // topology vs model, a pair routed to a slot of another expert, nic_slack < 0).
 CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
