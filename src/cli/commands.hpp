@@ -6,5 +6,6 @@ namespace zepp::cli {
 
 void add_simulate(CLI::App& app);  // simulate.cpp
 void add_place(CLI::App& app);     // place.cpp
+void add_experiment(CLI::App& app);  // experiment.cpp
 
 }  // namespace zepp::cli

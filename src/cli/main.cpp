@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   zepp::cli::add_simulate(app);
   zepp::cli::add_place(app);
+  zepp::cli::add_experiment(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

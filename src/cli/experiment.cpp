@@ -1,0 +1,132 @@
+// `zepp experiment`: the paper's Figures 9 and 10 as sweeps on the `sim` executor, and the
+// reproduction report beside the published numbers (issue 5).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "experiments/experiments.hpp"
+#include "experiments/report.hpp"
+
+namespace zepp::cli {
+namespace {
+
+struct SweepFlags {
+  experiments::SweepOptions opt;
+  std::string plots_dir = "results";
+  std::vector<std::string> workloads, strategies, topologies;
+  std::vector<int> nodes;
+  std::vector<double> sizes;
+};
+
+// Narrows the figure's configurations to what the flags name (unknown workloads are errors).
+experiments::SweepSpec narrowed(experiments::SweepSpec spec, const SweepFlags& f) {
+  if (!f.workloads.empty()) {
+    std::vector<experiments::WorkloadSpec> keep;
+    for (const auto& name : f.workloads) {
+      auto it = std::find_if(spec.workloads.begin(), spec.workloads.end(), [&](const auto& w) { return w.name == name; });
+      std::string known;
+      for (const auto& w : spec.workloads) known += (known.empty() ? "" : ", ") + w.name;
+      require(it != spec.workloads.end(), "--workloads", "unknown workload '" + name + "', expected one of " + known);
+      keep.push_back(*it);
+    }
+    spec.workloads = keep;
+  }
+  if (!f.strategies.empty()) spec.strategies = f.strategies;
+  if (!f.topologies.empty()) spec.topologies = f.topologies;
+  if (!f.nodes.empty()) spec.nodes = f.nodes;
+  if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
+  return spec;
+}
+
+void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
+  const experiments::SweepSpec spec = narrowed(base, f);
+  experiments::SweepOptions opt = f.opt;
+  if (opt.csv_path.empty()) opt.csv_path = f.plots_dir + "/" + spec.experiment + ".csv";
+  std::filesystem::create_directories(std::filesystem::path(opt.csv_path).parent_path().empty()
+                                          ? std::filesystem::path(".")
+                                          : std::filesystem::path(opt.csv_path).parent_path());
+  experiments::run_sweep(spec, opt);
+
+  const auto rows = experiments::read_results(opt.csv_path);
+  const auto svgs = spec.experiment == "fig9" ? experiments::plot_fig9(rows, f.plots_dir)
+                                              : experiments::plot_fig10(rows, f.plots_dir);
+  std::printf("results: %s\n", opt.csv_path.c_str());
+  for (const auto& s : svgs) std::printf("figure: %s\n", s.c_str());
+  const auto best = experiments::speedup_over_best(rows);
+  if (spec.experiment == "fig9" && !best.empty())
+    std::printf("geometric mean speedup of zepp over the fastest other strategy: %.2fx (%zu configurations)\n",
+                experiments::geometric_mean(best), best.size());
+}
+
+void add_sweep(CLI::App* parent, const std::string& name, const std::string& help, experiments::SweepSpec (*spec)()) {
+  auto f = std::make_shared<SweepFlags>();
+  f->opt.jobs = int(std::max(1u, std::thread::hardware_concurrency()));
+  CLI::App* cmd = parent->add_subcommand(name, help);
+  cmd->add_option("--traces", f->opt.traces_dir, "Folder of the real traces (shared/data/traces)")->capture_default_str();
+  cmd->add_option("--csv", f->opt.csv_path, "Results CSV (default: PLOTS/" + name + ".csv); rewritten unless --resume");
+  cmd->add_option("--plots", f->plots_dir, "Folder for the CSV default, the SVG figures and their gnuplot scripts")->capture_default_str();
+  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and skip configurations already in it");
+  cmd->add_option("--jobs", f->opt.jobs, "Configurations simulated at once (default: CPU count)");
+  cmd->add_option("--workloads", f->workloads, "Only these workloads (comma-separated)")->delimiter(',');
+  cmd->add_option("--strategies", f->strategies, "Strategies to run (comma-separated; must include a2av)")->delimiter(',');
+  cmd->add_option("--topologies", f->topologies, "Cluster presets (comma-separated)")->delimiter(',');
+  cmd->add_option("--nodes", f->nodes, "Node counts (comma-separated)")->delimiter(',');
+  cmd->add_option("--sizes", f->sizes, "MiB of BF16 activations per GPU (comma-separated)")->delimiter(',');
+  cmd->add_option("--seed", f->opt.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §6.1: 2)")->capture_default_str();
+  cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C of equation (1)")->capture_default_str();
+  cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
+  cmd->callback([f, spec] {
+    require(f->opt.strategy.extra_slots >= 0, "--extra-slots", "must be >= 0");
+    require(f->opt.strategy.balance_slack >= 0 && f->opt.strategy.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
+    require(f->opt.strategy.nic_slack >= 0, "--nic-slack", "must be >= 0");
+    run_figure(spec(), *f);
+  });
+}
+
+struct ReportFlags {
+  std::string fig9, fig10, out = "docs/reproduction.md", figures_dir;
+};
+
+void run_report(const ReportFlags& f) {
+  require(!f.fig9.empty() || !f.fig10.empty(), "--fig9/--fig10", "name at least one results CSV");
+  const auto fig9 = f.fig9.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9);
+  const auto fig10 = f.fig10.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig10);
+  const std::filesystem::path out(f.out);
+  const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
+  const std::filesystem::path figs = f.figures_dir.empty() ? dir / "figures" : std::filesystem::path(f.figures_dir);
+  std::vector<std::string> links;
+  auto keep = [&](const std::vector<std::string>& svgs) {
+    for (const auto& s : svgs) links.push_back(std::filesystem::relative(s, dir).string());
+  };
+  if (!fig9.empty()) keep(experiments::plot_fig9(fig9, figs.string()));
+  if (!fig10.empty()) keep(experiments::plot_fig10(fig10, figs.string()));
+  std::ofstream o(f.out);
+  o << experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links);
+  if (!o) throw ArgumentError("--out: cannot write " + f.out);
+  std::printf("report: %s\n", f.out.c_str());
+}
+
+}  // namespace
+
+void add_experiment(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("experiment", "The paper's evaluation: Figure 9, Figure 10, reproduction report");
+  cmd->require_subcommand(1);
+  add_sweep(cmd, "fig9", "Figure 9: 4/8/16 nodes x 1/4/16 MB per GPU x four workloads on a100, every baseline",
+            &experiments::fig9_spec);
+  add_sweep(cmd, "fig10", "Figure 10: weak scaling of the Kimi-K2 shape, 2-32 nodes, 1 and 64 MB, a100 and h100",
+            &experiments::fig10_spec);
+  auto f = std::make_shared<ReportFlags>();
+  CLI::App* rep = cmd->add_subcommand("report", "docs/reproduction.md: our numbers beside the paper's, from the CSVs");
+  rep->add_option("--fig9", f->fig9, "Figure 9 results CSV");
+  rep->add_option("--fig10", f->fig10, "Figure 10 results CSV");
+  rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();
+  rep->add_option("--figures", f->figures_dir, "Folder for the SVG figures (default: figures/ beside --out)");
+  rep->callback([f] { run_report(*f); });
+}
+
+}  // namespace zepp::cli

@@ -1,0 +1,61 @@
+// The paper's evaluation sweeps (§6.2 Figure 9, §6.3 Figure 10) on the `sim` executor: every
+// configuration (workload x topology x nodes x size) runs every strategy on the same workload,
+// one CSV row per (configuration, strategy), written as soon as the configuration finishes.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "pipeline/strategy.hpp"
+
+namespace zepp::experiments {
+
+// One workload of a sweep: a model preset on a trace (a folder under the traces directory) or,
+// with trace empty, on the synthetic power-law workload.
+struct WorkloadSpec {
+  std::string name;        // CSV key, e.g. "qwen3-235b"
+  std::string model;       // model preset (core/presets.hpp)
+  std::string trace;       // subfolder of the traces directory; "" = synthetic
+  int layer = 5;           // paper: layer-5 traces (Figure 9 caption)
+  std::string paper_name;  // the paper's workload this one stands in for ("Qwen", "K2"), or ""
+  std::string note;        // how it differs from the paper's (shown in docs/reproduction.md)
+};
+
+struct SweepSpec {
+  std::string experiment;  // "fig9", "fig10"
+  std::vector<WorkloadSpec> workloads;
+  std::vector<std::string> topologies;
+  std::vector<int> nodes;
+  std::vector<double> sizes_mb;
+  std::vector<std::string> strategies;  // must include "a2av" (speedups are over it)
+};
+
+// Figure 9 (§6.2): nodes {4, 8, 16} x {1, 4, 16} MB per GPU on a100, workloads DeepSeek-V2-Lite
+// (real top-6), Llama-4-Maverick (real top-1), Qwen3-235B shape sampled from the real
+// Qwen3-30B-A3B per-expert load, Kimi-K2 shape on the synthetic workload; every registered
+// strategy of the paper's comparison that this build has.
+SweepSpec fig9_spec();
+// Figure 10 (§6.3): Kimi-K2 (synthetic), nodes {2, 4, 8, 16, 32} x {1, 64} MB, a100 and h100,
+// strategies a2av and zepp.
+SweepSpec fig10_spec();
+
+struct SweepOptions {
+  std::string traces_dir = "../shared/data/traces";
+  std::string csv_path;
+  bool resume = false;      // keep the CSV and skip configurations already in it
+  int jobs = 1;             // configurations simulated at once (forked workers)
+  uint64_t seed = 1;
+  StrategyOptions strategy; // R, C, ... (paper §6.1: R = 2)
+  std::FILE* progress = stderr;  // "done/total, elapsed, estimate" lines; nullptr = quiet
+};
+
+// Runs every configuration of `spec` not yet in the CSV (with resume) in up to `jobs` forked
+// workers, appending each finished configuration's rows at once. Returns the number of
+// configurations run. Throws ArgumentError naming the option (jobs < 1, no a2av, empty lists,
+// an unknown strategy, a CSV from another sweep or with another header under resume),
+// InputError for a malformed CSV, and std::runtime_error naming the configuration when one
+// fails (after the other running workers have finished and been written).
+int run_sweep(const SweepSpec& spec, const SweepOptions& opt);
+
+}  // namespace zepp::experiments

@@ -1,0 +1,128 @@
+// Figures 9 and 10 as SVG through gnuplot: a data file and a script per figure, kept beside the
+// SVG so a figure can be restyled by hand.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "experiments/report.hpp"
+
+namespace zepp::experiments {
+namespace {
+
+void run_gnuplot(const std::string& script) {
+  require(script.find('\'') == std::string::npos, "out_dir", "must not contain a single quote");
+  FILE* p = ::popen(("gnuplot '" + script + "' 2>&1").c_str(), "r");
+  if (!p) throw std::runtime_error("cannot start gnuplot");
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  if (::pclose(p) != 0) throw std::runtime_error("gnuplot failed on " + script + ": " + out);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<const ResultRow*> of_experiment(const std::vector<ResultRow>& rows, const std::string& experiment) {
+  std::vector<const ResultRow*> out;
+  for (const auto& r : rows)
+    if (r.experiment == experiment) out.push_back(&r);
+  require(!out.empty(), "rows", "hold no " + experiment + " results");
+  return out;
+}
+
+std::vector<std::string> strategies_in_order(const std::vector<const ResultRow*>& rows) {
+  std::vector<std::string> out;
+  for (const auto* r : rows)
+    if (std::find(out.begin(), out.end(), r->strategy) == out.end()) out.push_back(r->strategy);
+  return out;
+}
+
+const char* kTerminal = "set terminal svg size 1100,460 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n";
+
+}  // namespace
+
+std::vector<std::string> plot_fig9(const std::vector<ResultRow>& all, const std::string& out_dir) {
+  const auto rows = of_experiment(all, "fig9");
+  std::filesystem::create_directories(out_dir);
+  const auto strategies = strategies_in_order(rows);
+  std::vector<std::string> workloads;
+  for (const auto* r : rows)
+    if (std::find(workloads.begin(), workloads.end(), r->workload) == workloads.end()) workloads.push_back(r->workload);
+
+  std::vector<std::string> svgs;
+  for (const auto& w : workloads) {
+    // Rows: configurations by (nodes, size); columns: strategies.
+    std::map<std::pair<int, double>, std::map<std::string, double>> table;
+    std::string model;
+    for (const auto* r : rows)
+      if (r->workload == w) table[{r->nodes, r->size_mb}][r->strategy] = r->speedup_vs_a2av, model = r->model;
+    std::string dat = "config";
+    for (const auto& s : strategies) dat += " \"" + s + "\"";
+    dat += "\n";
+    for (const auto& [cfg, by] : table) {
+      dat += fmt::format("\"N={} {}MB\"", cfg.first, cfg.second);
+      for (const auto& s : strategies) dat += by.count(s) ? fmt::format(" {:.4f}", by.at(s)) : std::string(" NaN");
+      dat += "\n";
+    }
+    const std::string base = out_dir + "/fig9-" + w;
+    write_file(base + ".dat", dat);
+    std::string gp = kTerminal;
+    gp += fmt::format("set output '{}.svg'\n", base);
+    gp += fmt::format("set title 'Figure 9: {} ({}), speedup over A2AV+GEMM, simulated a100 cluster'\n", w, model);
+    gp += "set datafile missing 'NaN'\nset style data histogram\nset style histogram cluster gap 1\n"
+          "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset ylabel 'speedup over a2av (x)'\n"
+          "set yrange [0:*]\nset grid ytics\nset key outside right top\nset xtics nomirror\n";
+    gp += fmt::format("plot for [i=2:{}] '{}.dat' using i:xtic(1) title columnheader(i)\n", strategies.size() + 1, base);
+    write_file(base + ".gp", gp);
+    run_gnuplot(base + ".gp");
+    svgs.push_back(base + ".svg");
+  }
+  return svgs;
+}
+
+std::vector<std::string> plot_fig10(const std::vector<ResultRow>& all, const std::string& out_dir) {
+  const auto rows = of_experiment(all, "fig10");
+  std::filesystem::create_directories(out_dir);
+  // Columns: one series per (strategy other than a2av, topology, size); rows: node counts.
+  std::vector<std::string> series;
+  std::map<int, std::map<std::string, double>> table;
+  for (const auto* r : rows) {
+    if (r->strategy == "a2av") continue;
+    const std::string name = fmt::format("{} {} {}MB", r->strategy, r->topology, r->size_mb);
+    if (std::find(series.begin(), series.end(), name) == series.end()) series.push_back(name);
+    table[r->nodes][name] = r->speedup_vs_a2av;
+  }
+  require(!series.empty(), "rows", "hold no fig10 strategy besides a2av");
+  std::string dat = "nodes";
+  for (const auto& s : series) dat += " \"" + s + "\"";
+  dat += "\n";
+  for (const auto& [n, by] : table) {
+    dat += std::to_string(n);
+    for (const auto& s : series) dat += by.count(s) ? fmt::format(" {:.4f}", by.at(s)) : std::string(" NaN");
+    dat += "\n";
+  }
+  const std::string base = out_dir + "/fig10";
+  write_file(base + ".dat", dat);
+  std::string gp = kTerminal;
+  gp += fmt::format("set output '{}.svg'\n", base);
+  gp += "set title 'Figure 10: weak scaling, Kimi-K2 shape (synthetic selections), speedup over A2AV+GEMM'\n"
+        "set datafile missing 'NaN'\nset logscale x 2\nset xlabel 'nodes (4 GPUs each)'\n"
+        "set ylabel 'speedup over a2av (x)'\nset yrange [0:*]\nset grid\nset key outside right top\n";
+  gp += fmt::format("plot for [i=2:{}] '{}.dat' using 1:i with linespoints lw 2 pt 7 title columnheader(i)\n",
+                    series.size() + 1, base);
+  write_file(base + ".gp", gp);
+  run_gnuplot(base + ".gp");
+  return {base + ".svg"};
+}
+
+}  // namespace zepp::experiments

@@ -1,0 +1,35 @@
+// Figures and the reproduction report from sweep CSVs (experiments/results_csv.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "experiments/results_csv.hpp"
+
+namespace zepp::experiments {
+
+// Figure 9 as one SVG per workload: speedup over a2av of every strategy, clustered by
+// configuration (nodes, size). Figure 10 as one SVG: speedup over a2av against node count, one
+// line per (strategy, topology, size). Drawn by gnuplot into out_dir (created if missing);
+// returns the SVG paths. Throws ArgumentError("rows: ...") when there is nothing of that
+// experiment, std::runtime_error when gnuplot fails.
+std::vector<std::string> plot_fig9(const std::vector<ResultRow>& rows, const std::string& out_dir);
+std::vector<std::string> plot_fig10(const std::vector<ResultRow>& rows, const std::string& out_dir);
+
+// Zepp's speedup over the fastest other strategy of each configuration, and its geometric
+// mean over configurations. Configurations without a zepp row or another strategy are skipped.
+struct BestBaseline {
+  std::string config, best;  // config_key, fastest other strategy
+  double speedup = 0;
+};
+std::vector<BestBaseline> speedup_over_best(const std::vector<ResultRow>& rows);
+double geometric_mean(const std::vector<BestBaseline>& v);
+
+// docs/reproduction.md: our numbers beside the paper's published ones (published.hpp), with a
+// generated explanation of each difference, then full tables of both experiments and links to
+// `figures` (paths relative to the markdown file). Either row set may be empty (its section then
+// says the experiment was not run).
+std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std::vector<ResultRow>& fig10,
+                                  const std::string& fig9_source, const std::string& fig10_source,
+                                  const std::vector<std::string>& figures = {});
+
+}  // namespace zepp::experiments

@@ -1,0 +1,102 @@
+#include "experiments/results_csv.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "trace/csv_rows.hpp"
+
+namespace zepp::experiments {
+namespace {
+
+constexpr const char* kColumns[] = {"experiment", "workload", "model", "trace", "synthetic", "layer",
+                                    "topology", "nodes", "gpus", "size_mb", "tokens_per_gpu", "strategy",
+                                    "latency_us", "speedup_vs_a2av", "inter_node_bytes", "nvlink_bytes",
+                                    "max_nic_bytes", "imbalance", "comm_hidden_fraction", "routing_wall_us"};
+constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
+
+double number(const std::string& file, int64_t line, const std::string& column, const std::string& s) {
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno != 0 || !std::isfinite(v))
+    throw InputError(file + ":" + std::to_string(line) + ": expected a number in column " + column + ", got '" + s + "'");
+  return v;
+}
+
+}  // namespace
+
+std::string csv_header() {
+  std::string h;
+  for (size_t i = 0; i < kNumColumns; ++i) h += (i ? "," : "") + std::string(kColumns[i]);
+  return h + "\n";
+}
+
+std::string csv_line(const ResultRow& r) {
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.experiment, r.workload, r.model,
+                     r.trace, r.synthetic ? 1 : 0, r.layer, r.topology, r.nodes, r.gpus, r.size_mb, r.tokens_per_gpu,
+                     r.strategy, r.latency_us, r.speedup_vs_a2av, r.inter_node_bytes, r.nvlink_bytes, r.max_nic_bytes,
+                     r.imbalance, r.comm_hidden_fraction, r.routing_wall_us);
+}
+
+std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb) {
+  return fmt::format("{}/{}/{}/{}", workload, topology, nodes, size_mb);
+}
+
+std::string config_key(const ResultRow& r) { return config_key(r.workload, r.topology, r.nodes, r.size_mb); }
+
+std::vector<ResultRow> read_results(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  std::vector<ResultRow> rows;
+  bool header = true;
+  trace_detail::for_each_csv_row(path, text, [&](int64_t line, std::span<const std::string> f) {
+    if (header) {
+      std::string got;
+      for (size_t i = 0; i < f.size(); ++i) got += (i ? "," : "") + f[i];
+      if (got + "\n" != csv_header())
+        throw InputError(path + ":" + std::to_string(line) + ": expected the header " + csv_header().substr(0, csv_header().size() - 1) +
+                         ", got " + got);
+      header = false;
+      return;
+    }
+    if (f.size() != kNumColumns)
+      throw InputError(path + ":" + std::to_string(line) + ": expected " + std::to_string(kNumColumns) + " fields, got " +
+                       std::to_string(f.size()) + " (an interrupted write? delete this line and rerun with --resume)");
+    auto num = [&](size_t i) { return number(path, line, kColumns[i], f[i]); };
+    ResultRow r;
+    r.experiment = f[0];
+    r.workload = f[1];
+    r.model = f[2];
+    r.trace = f[3];
+    r.synthetic = num(4) != 0;
+    r.layer = int(num(5));
+    r.topology = f[6];
+    r.nodes = int(num(7));
+    r.gpus = int(num(8));
+    r.size_mb = num(9);
+    r.tokens_per_gpu = int64_t(num(10));
+    r.strategy = f[11];
+    r.latency_us = num(12);
+    r.speedup_vs_a2av = num(13);
+    r.inter_node_bytes = num(14);
+    r.nvlink_bytes = num(15);
+    r.max_nic_bytes = num(16);
+    r.imbalance = num(17);
+    r.comm_hidden_fraction = num(18);
+    r.routing_wall_us = num(19);
+    rows.push_back(std::move(r));
+  });
+  if (header) throw InputError(path + ":1: expected the header " + csv_header().substr(0, csv_header().size() - 1) + ", got an empty file");
+  return rows;
+}
+
+}  // namespace zepp::experiments

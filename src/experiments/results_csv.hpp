@@ -1,0 +1,40 @@
+// The sweep's CSV: one row per (configuration, strategy). Written and read here only, so the
+// sweep, --resume and the report agree on the columns.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zepp::experiments {
+
+struct ResultRow {
+  std::string experiment, workload, model, trace;  // trace: folder name, "" for synthetic
+  bool synthetic = false;
+  int layer = 0;
+  std::string topology;
+  int nodes = 0, gpus = 0;
+  double size_mb = 0;          // MiB of BF16 activations per GPU before top-k
+  int64_t tokens_per_gpu = 0;
+  std::string strategy;
+  double latency_us = 0;       // slowest GPU's finish, simulated
+  double speedup_vs_a2av = 0;  // a2av latency / this latency in the same configuration
+  double inter_node_bytes = 0, nvlink_bytes = 0, max_nic_bytes = 0;
+  double imbalance = 0;        // max / mean (token, expert) pairs per GPU
+  double comm_hidden_fraction = 0;
+  double routing_wall_us = 0;  // planning cost on this machine (not simulated)
+};
+
+// The header line (with '\n') and one row as a CSV line (with '\n'); names never hold commas.
+std::string csv_header();
+std::string csv_line(const ResultRow& r);
+
+// A configuration's identity: workload, topology, nodes and size.
+std::string config_key(const ResultRow& r);
+std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb);
+
+// Reads a CSV written by csv_header/csv_line. Throws InputError "FILE:LINE: expected ..." on
+// another header, a row with the wrong number of fields, or a field that is not a number where
+// one is expected; InputError "FILE: cannot read" when the file cannot be opened.
+std::vector<ResultRow> read_results(const std::string& path);
+
+}  // namespace zepp::experiments

@@ -1,0 +1,246 @@
+// The sweep driver: configurations in forked workers (SimGrid runs one engine per process, and
+// the CPUs are few), results appended to the CSV as each configuration finishes.
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/presets.hpp"
+#include "experiments/experiments.hpp"
+#include "experiments/results_csv.hpp"
+#include "trace/trace.hpp"
+#include "workload/workload.hpp"
+
+namespace zepp::experiments {
+namespace {
+
+struct Config {
+  const WorkloadSpec* workload;
+  const Trace* trace;
+  std::string topology;
+  int nodes;
+  double size_mb;
+  std::string key() const { return config_key(workload->name, topology, nodes, size_mb); }
+  std::string label() const { return fmt::format("{} {} N={} {}MB", workload->name, topology, nodes, size_mb); }
+};
+
+// All strategies on one configuration; returns its CSV lines.
+std::string run_config(const Config& c, const SweepSpec& spec, const SweepOptions& opt) {
+  const ModelShape model = model_preset(c.workload->model);
+  const Topology topo = topology_preset(c.topology, c.nodes);
+  WorkloadOptions wo;
+  wo.layer = c.trace ? c.workload->layer : -1;
+  wo.size_mb = c.size_mb;
+  wo.seed = opt.seed;
+  const Workload w = build_workload(c.trace, model, topo, wo);
+  StrategyOptions so = opt.strategy;
+  so.optimal = false;  // the exact routing optimum is not part of these figures
+  so.timeline = false;
+
+  std::vector<StrategyOutcome> outs;
+  for (const auto& name : spec.strategies) outs.push_back(run_strategy(name, w, model, topo, so, ExecutorKind::Sim));
+  double a2av = 0;
+  for (const auto& o : outs)
+    if (o.name == "a2av") a2av = o.result.latency_s;
+
+  std::string lines;
+  for (const auto& o : outs) {
+    ResultRow r;
+    r.experiment = spec.experiment;
+    r.workload = c.workload->name;
+    r.model = model.name;
+    r.trace = c.workload->trace;
+    r.synthetic = w.synthetic;
+    r.layer = w.layer;
+    r.topology = c.topology;
+    r.nodes = c.nodes;
+    r.gpus = topo.num_gpus();
+    r.size_mb = c.size_mb;
+    r.tokens_per_gpu = w.tokens_per_gpu;
+    r.strategy = o.name;
+    r.latency_us = o.result.latency_s * 1e6;
+    r.speedup_vs_a2av = a2av / o.result.latency_s;
+    r.inter_node_bytes = o.result.inter_node_bytes;
+    r.nvlink_bytes = o.result.nvlink_bytes;
+    r.max_nic_bytes = o.result.max_nic_bytes;
+    r.imbalance = o.imbalance;
+    r.comm_hidden_fraction = o.result.comm_hidden_fraction;
+    r.routing_wall_us = o.routing_wall_s * 1e6;
+    lines += csv_line(r);
+  }
+  return lines;
+}
+
+void write_all(int fd, const std::string& s) {
+  for (size_t done = 0; done < s.size();) {
+    const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += size_t(n);
+  }
+}
+
+std::string duration(double s) {
+  const auto t = int64_t(std::llround(s));
+  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60) : fmt::format("{}m{:02}s", t / 60, t % 60);
+}
+
+void validate(const SweepSpec& spec, const SweepOptions& opt) {
+  require(opt.jobs >= 1, "--jobs", "must be >= 1, got " + std::to_string(opt.jobs));
+  require(!opt.csv_path.empty(), "--csv", "must name a file");
+  require(!spec.workloads.empty(), "--workloads", "names no workload");
+  require(!spec.topologies.empty(), "--topologies", "names no topology");
+  require(!spec.nodes.empty(), "--nodes", "names no node count");
+  require(!spec.sizes_mb.empty(), "--sizes", "names no size");
+  for (int n : spec.nodes) require(n >= 1, "--nodes", "must be >= 1, got " + std::to_string(n));
+  for (double s : spec.sizes_mb) require(s > 0 && std::isfinite(s), "--sizes", "must be positive");
+  require(std::find(spec.strategies.begin(), spec.strategies.end(), "a2av") != spec.strategies.end(), "--strategies",
+          "must include a2av (speedups are over it)");
+  const auto names = strategy_names();
+  for (const auto& s : spec.strategies)
+    require(std::find(names.begin(), names.end(), s) != names.end(), "--strategies", "unknown strategy '" + s + "'");
+}
+
+}  // namespace
+
+int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
+  validate(spec, opt);
+
+  // Configurations already in the CSV (resume) are skipped; otherwise the CSV starts afresh.
+  std::set<std::string> done;
+  const bool keep = opt.resume && std::filesystem::exists(opt.csv_path);
+  if (keep) {
+    for (const ResultRow& r : read_results(opt.csv_path)) {
+      require(r.experiment == spec.experiment, "--resume",
+              opt.csv_path + " holds results of " + r.experiment + ", not " + spec.experiment);
+      done.insert(config_key(r));
+    }
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(std::fopen(opt.csv_path.c_str(), keep ? "a" : "w"), &std::fclose);
+  if (!csv) throw ArgumentError("--csv: cannot write " + opt.csv_path + ": " + std::strerror(errno));
+  if (!keep) std::fputs(csv_header().c_str(), csv.get());
+  std::fflush(csv.get());
+
+  // Traces are read once, before forking; workers share them.
+  std::map<std::string, std::unique_ptr<Trace>> traces;
+  for (const auto& ws : spec.workloads) {
+    if (ws.trace.empty() || traces.count(ws.trace)) continue;
+    auto t = std::make_unique<Trace>(read_trace(opt.traces_dir + "/" + ws.trace));
+    check_trace_matches_model(*t, model_preset(ws.model));
+    traces.emplace(ws.trace, std::move(t));
+  }
+  std::vector<Config> todo;
+  int skipped = 0;
+  for (const auto& ws : spec.workloads)
+    for (const auto& topo : spec.topologies)
+      for (int n : spec.nodes)
+        for (double mb : spec.sizes_mb) {
+          Config c{&ws, ws.trace.empty() ? nullptr : traces.at(ws.trace).get(), topo, n, mb};
+          if (done.count(c.key())) ++skipped;
+          else todo.push_back(c);
+        }
+  if (opt.progress && skipped)
+    std::fprintf(opt.progress, "[%s] resuming: %d configurations already in %s\n", spec.experiment.c_str(), skipped,
+                 opt.csv_path.c_str());
+
+  struct Worker {
+    pid_t pid;
+    int fd;
+    size_t config;
+    std::string out;
+  };
+  std::vector<Worker> running;
+  size_t next = 0;
+  int finished = 0;
+  std::string failure, failure_kind;
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((failure.empty() && next < todo.size()) || !running.empty()) {
+    while (failure.empty() && next < todo.size() && int(running.size()) < opt.jobs) {
+      int fds[2];
+      if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+      std::fflush(nullptr);
+      const pid_t pid = ::fork();
+      if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+      if (pid == 0) {
+        ::close(fds[0]);
+        int code = 0;
+        std::string out;
+        try {
+          out = "ok\n" + run_config(todo[next], spec, opt);
+        } catch (const InputError& e) {
+          out = std::string("error\ninput\n") + e.what(), code = 1;
+        } catch (const ArgumentError& e) {
+          out = std::string("error\nargument\n") + e.what(), code = 1;
+        } catch (const std::exception& e) {
+          out = std::string("error\nother\n") + e.what(), code = 1;
+        }
+        write_all(fds[1], out);
+        ::_exit(code);
+      }
+      ::close(fds[1]);
+      running.push_back({pid, fds[0], next++, {}});
+    }
+
+    std::vector<pollfd> pfds;
+    for (const Worker& w : running) pfds.push_back({w.fd, POLLIN, 0});
+    if (::poll(pfds.data(), pfds.size(), -1) < 0 && errno != EINTR)
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    for (size_t i = running.size(); i-- > 0;) {
+      if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Worker& w = running[i];
+      char buf[1 << 16];
+      const ssize_t n = ::read(w.fd, buf, sizeof buf);
+      if (n > 0) {
+        w.out.append(buf, size_t(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      ::close(w.fd);
+      int status = 0;
+      ::waitpid(w.pid, &status, 0);
+      const Config& c = todo[w.config];
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.out.rfind("ok\n", 0) == 0) {
+        std::fputs(w.out.c_str() + 3, csv.get());
+        std::fflush(csv.get());
+        ++finished;
+        if (opt.progress) {
+          const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          const double left = el / finished * double(todo.size() - size_t(finished));
+          std::fprintf(opt.progress, "[%s] %d/%zu configurations, elapsed %s, about %s left (done: %s)\n",
+                       spec.experiment.c_str(), finished, todo.size(), duration(el).c_str(), duration(left).c_str(),
+                       c.label().c_str());
+        }
+      } else if (failure.empty()) {
+        const bool reported = w.out.rfind("error\n", 0) == 0;
+        if (reported) failure_kind = w.out.substr(6, w.out.find('\n', 6) - 6);
+        const std::string why = reported ? w.out.substr(w.out.find('\n', 6) + 1)
+                                : WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) +
+                                                            " (out of memory?)"
+                                                      : "worker exited with status " + std::to_string(WEXITSTATUS(status));
+        failure = spec.experiment + ": configuration " + c.label() + " failed: " + why;
+      }
+      running.erase(running.begin() + long(i));
+    }
+  }
+  if (!failure.empty()) {
+    failure += " (finished configurations are in " + opt.csv_path + "; rerun with --resume)";
+    if (failure_kind == "input") throw InputError(failure);
+    if (failure_kind == "argument") throw ArgumentError(failure);
+    throw std::runtime_error(failure);
+  }
+  return finished;
+}
+
+}  // namespace zepp::experiments

@@ -1,0 +1,227 @@
+// The sweep driver, its CSV and resume, the report and the figures, on tiny configurations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "experiments/experiments.hpp"
+#include "experiments/published.hpp"
+#include "experiments/report.hpp"
+#include "experiments/results_csv.hpp"
+
+namespace zepp::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("zepp-experiments-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// One configuration: Kimi-K2 shape, synthetic, 2 nodes of a100, 3 tokens per GPU.
+SweepSpec tiny_spec() {
+  SweepSpec s;
+  s.experiment = "fig10";
+  s.workloads = {{"k2", "kimi-k2", "", -1, "K2", "synthetic"}};
+  s.topologies = {"a100"};
+  s.nodes = {2};
+  s.sizes_mb = {0.04};  // 0.04 MiB / (7168 * 2 B) = 2.9 -> 2 tokens per GPU
+  s.strategies = {"a2av", "zepp"};
+  return s;
+}
+
+TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
+  SweepOptions opt;
+  opt.csv_path = scratch("tiny.csv").string();
+  opt.progress = nullptr;
+  const SweepSpec spec = tiny_spec();
+  ASSERT_EQ(run_sweep(spec, opt), 1);
+
+  const std::string text = slurp(opt.csv_path);
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1), csv_header());
+  EXPECT_EQ(csv_header(),
+            "experiment,workload,model,trace,synthetic,layer,topology,nodes,gpus,size_mb,tokens_per_gpu,strategy,"
+            "latency_us,speedup_vs_a2av,inter_node_bytes,nvlink_bytes,max_nic_bytes,imbalance,comm_hidden_fraction,"
+            "routing_wall_us\n");
+  const auto rows = read_results(opt.csv_path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].strategy, "a2av");
+  EXPECT_EQ(rows[1].strategy, "zepp");
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.experiment, "fig10");
+    EXPECT_EQ(r.workload, "k2");
+    EXPECT_EQ(r.model, "kimi-k2");
+    EXPECT_TRUE(r.synthetic);
+    EXPECT_EQ(r.nodes, 2);
+    EXPECT_EQ(r.gpus, 8);
+    EXPECT_DOUBLE_EQ(r.size_mb, 0.04);
+    EXPECT_EQ(r.tokens_per_gpu, 2);  // floor(0.04 * 2^20 / 14336)
+    EXPECT_GT(r.latency_us, 0);
+  }
+  EXPECT_DOUBLE_EQ(rows[0].speedup_vs_a2av, 1.0);
+  EXPECT_NEAR(rows[1].speedup_vs_a2av, rows[0].latency_us / rows[1].latency_us, 1e-9);
+
+  // Resume: nothing left to run, the CSV is untouched; a new size runs only itself.
+  opt.resume = true;
+  EXPECT_EQ(run_sweep(spec, opt), 0);
+  EXPECT_EQ(slurp(opt.csv_path), text);
+  SweepSpec more = spec;
+  more.sizes_mb = {0.04, 0.08};
+  EXPECT_EQ(run_sweep(more, opt), 1);
+  const auto after = read_results(opt.csv_path);
+  ASSERT_EQ(after.size(), 4u);
+  EXPECT_EQ(after[2].tokens_per_gpu, 5);
+  EXPECT_EQ(slurp(opt.csv_path).substr(0, text.size()), text);  // earlier rows kept as they were
+
+  // Without resume the CSV starts afresh.
+  opt.resume = false;
+  EXPECT_EQ(run_sweep(spec, opt), 1);
+  EXPECT_EQ(read_results(opt.csv_path).size(), 2u);
+}
+
+TEST(Sweep, RejectsBadOptions) {
+  SweepOptions opt;
+  opt.csv_path = scratch("bad.csv").string();
+  opt.progress = nullptr;
+  SweepSpec spec = tiny_spec();
+  opt.jobs = 0;
+  EXPECT_THROW(run_sweep(spec, opt), ArgumentError);
+  opt.jobs = 1;
+  spec.strategies = {"zepp"};
+  EXPECT_THROW(run_sweep(spec, opt), ArgumentError);
+  spec.strategies = {"a2av", "nonesuch"};
+  EXPECT_THROW(run_sweep(spec, opt), ArgumentError);
+  spec = tiny_spec();
+  spec.sizes_mb = {-1};
+  EXPECT_THROW(run_sweep(spec, opt), ArgumentError);
+
+  // Resume on a CSV of another experiment.
+  {
+    std::ofstream f(opt.csv_path);
+    ResultRow r;
+    r.experiment = "fig9";
+    f << csv_header() << csv_line(r);
+  }
+  opt.resume = true;
+  try {
+    run_sweep(tiny_spec(), opt);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Sweep, AFailingConfigurationIsReportedByName) {
+  SweepOptions opt;
+  opt.csv_path = scratch("fail.csv").string();
+  opt.progress = nullptr;
+  SweepSpec spec = tiny_spec();
+  spec.nodes = {5};  // 20 GPUs do not divide 384 experts (contiguous placement)
+  try {
+    run_sweep(spec, opt);
+    FAIL() << "expected an error";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("k2 a100 N=5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
+  const fs::path p = scratch("malformed.csv");
+  auto expect_error = [&](const std::string& content, const std::string& where) {
+    std::ofstream(p) << content;
+    try {
+      read_results(p.string());
+      FAIL() << "expected InputError for " << content;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + ":" + where), std::string::npos) << e.what();
+    }
+  };
+  ResultRow r;
+  r.experiment = "fig9";
+  const std::string good = csv_line(r);
+  expect_error("", "1: expected the header");
+  expect_error("a,b,c\n", "1: expected the header");
+  expect_error(csv_header() + good + "fig9,w,m\n", "3: expected 20 fields");
+  std::string bad = good;
+  bad.replace(bad.find(",0,0,,0,"), 8, ",0,x,,0,");  // layer column is not a number
+  expect_error(csv_header() + bad, "2: expected a number in column layer");
+  EXPECT_THROW(read_results((p.string() + ".missing")), InputError);
+}
+
+ResultRow row(const std::string& workload, int nodes, double mb, const std::string& strategy, double latency_us) {
+  ResultRow r;
+  r.experiment = "fig9";
+  r.workload = workload;
+  r.model = workload;
+  r.topology = "a100";
+  r.nodes = nodes;
+  r.size_mb = mb;
+  r.strategy = strategy;
+  r.latency_us = latency_us;
+  return r;
+}
+
+std::vector<ResultRow> with_speedups(std::vector<ResultRow> rows) {
+  for (auto& r : rows)
+    for (const auto& a : rows)
+      if (a.strategy == "a2av" && config_key(a) == config_key(r)) r.speedup_vs_a2av = a.latency_us / r.latency_us;
+  return rows;
+}
+
+TEST(Report, SpeedupOverFastestOtherStrategyAndGeometricMean) {
+  const auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "comet", 200),
+                                   row("qwen3-235b", 4, 1, "zepp", 100), row("qwen3-235b", 8, 1, "a2av", 400),
+                                   row("qwen3-235b", 8, 1, "zepp", 500)});
+  const auto best = speedup_over_best(rows);
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].best, "comet");
+  EXPECT_DOUBLE_EQ(best[0].speedup, 2.0);
+  EXPECT_EQ(best[1].best, "a2av");
+  EXPECT_DOUBLE_EQ(best[1].speedup, 0.8);
+  EXPECT_NEAR(geometric_mean(best), std::sqrt(1.6), 1e-12);
+}
+
+TEST(Report, PublishedNumbersSitBesideOurs) {
+  // The paper: Qwen, 4 nodes, 1 MB, 2.99x over A2AV+GEMM and 2.18x over COMET+EPLB.
+  const auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 600), row("qwen3-235b", 4, 1, "comet+eplb", 400),
+                                   row("qwen3-235b", 4, 1, "zepp", 200)});
+  const std::string md = reproduction_markdown(rows, {}, "fig9.csv", "", {"figures/fig9-qwen3-235b.svg"});
+  EXPECT_NE(md.find("| fig9 | Qwen (qwen3-235b) | a100 N=4 1 MB | a2av | 2.99x | 3.00x | 1.00 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fig9 | Qwen (qwen3-235b) | a100 N=4 1 MB | comet+eplb | 2.18x | 2.00x | 0.92 |"), std::string::npos);
+  EXPECT_NE(md.find("| fig9 | K2 (kimi-k2) | a100 N=4 1 MB | a2av | 2.10x | not run |"), std::string::npos);
+  EXPECT_NE(md.find("Figure 10: weak scaling, every configuration\n\nNot run."), std::string::npos);
+  EXPECT_NE(md.find("![figures/fig9-qwen3-235b.svg](figures/fig9-qwen3-235b.svg)"), std::string::npos);
+  // Every published point appears once in the side-by-side table.
+  for (const auto& p : published_points()) EXPECT_NE(md.find(p.source), std::string::npos) << p.source;
+}
+
+TEST(Plots, GnuplotWritesSvgs) {
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
+                             row("kimi-k2", 4, 1, "a2av", 300), row("kimi-k2", 4, 1, "zepp", 150)});
+  const fs::path dir = scratch("figs");
+  const auto svgs = plot_fig9(rows, dir.string());
+  ASSERT_EQ(svgs.size(), 2u);
+  for (const auto& s : svgs) EXPECT_NE(slurp(s).find("<svg"), std::string::npos) << s;
+  EXPECT_NE(slurp(dir / "fig9-qwen3-235b.dat").find("\"N=4 1MB\" 1.0000 3.0000"), std::string::npos);
+  for (auto& r : rows) r.experiment = "fig10";
+  const auto line = plot_fig10(rows, dir.string());
+  ASSERT_EQ(line.size(), 1u);
+  EXPECT_NE(slurp(line[0]).find("<svg"), std::string::npos);
+  EXPECT_THROW(plot_fig9(rows, dir.string()), ArgumentError);  // no fig9 rows left
+}
+
+}  // namespace
+}  // namespace zepp::experiments
