@@ -25,20 +25,21 @@ std::vector<std::vector<int32_t>> Placement::replicas() const {
 }
 
 void Placement::validate(const std::string& what) const {
+  // Messages are built only on failure: validate runs on every planning call.
   require(num_gpus > 0 && slots_per_gpu > 0 && num_experts > 0, what,
           "num_gpus, slots_per_gpu and num_experts must be positive");
-  require(phy2log.size() == size_t(num_slots()), what,
-          "phy2log has " + std::to_string(phy2log.size()) + " entries, expected num_gpus * slots_per_gpu = " +
-              std::to_string(num_slots()));
+  if (phy2log.size() != size_t(num_slots()))
+    throw ArgumentError(what + ": phy2log has " + std::to_string(phy2log.size()) +
+                        " entries, expected num_gpus * slots_per_gpu = " + std::to_string(num_slots()));
   std::vector<int32_t> cnt(num_experts, 0);
   for (size_t p = 0; p < phy2log.size(); ++p) {
-    require(phy2log[p] >= 0 && phy2log[p] < num_experts, what,
-            "slot " + std::to_string(p) + " holds expert " + std::to_string(phy2log[p]) + ", expected [0, " +
-                std::to_string(num_experts) + ")");
+    if (phy2log[p] < 0 || phy2log[p] >= num_experts)
+      throw ArgumentError(what + ": slot " + std::to_string(p) + " holds expert " + std::to_string(phy2log[p]) +
+                          ", expected [0, " + std::to_string(num_experts) + ")");
     ++cnt[phy2log[p]];
   }
   for (int e = 0; e < num_experts; ++e)
-    require(cnt[e] > 0, what, "expert " + std::to_string(e) + " has no replica");
+    if (cnt[e] == 0) throw ArgumentError(what + ": expert " + std::to_string(e) + " has no replica");
 }
 
 }  // namespace zepp
