@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   zepp::cli::add_simulate(app);
   zepp::cli::add_place(app);
   zepp::cli::add_experiment(app);
+  zepp::cli::add_run(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

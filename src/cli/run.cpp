@@ -1,0 +1,184 @@
+// `zepp run`: real distributed execution of one MoE layer under MPI (issue 4). Launch with
+// mpirun, one rank per simulated GPU; --gpus-per-node groups consecutive ranks into nodes.
+// MPI is initialised here, only for this subcommand, so the others run without mpirun.
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/options.hpp"
+#include "core/error.hpp"
+#include "mpi/ffn.hpp"
+#include "mpi/session.hpp"
+
+namespace zepp::cli {
+namespace {
+
+struct RunFlags {
+  WorkloadFlags w;
+  std::string strategies = "a2av,eplb,zepp";
+  std::string format = "table";
+  mpi::SessionOptions opt;
+  double tolerance = 1e-4;
+  bool nodes_given = false;
+};
+
+std::vector<std::string> split_names(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string fmt_ms(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", s * 1e3);
+  return b;
+}
+
+std::string table(const nlohmann::json& doc) {
+  std::string out = doc["workload"].get<std::string>() + "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-10s %-9s %9s %11s %10s %10s %11s %11s %6s %11s %-16s %-16s\n", "strategy", "executor",
+                "wall_ms", "dispatch_ms", "compute_ms", "combine_ms", "nvlink_MB", "nic_MB", "=plan", "max_rel_err",
+                "output_checksum", "wire_checksum");
+  out += line;
+  for (const auto& s : doc["strategies"]) {
+    double d = 0, c = 0, b = 0;
+    for (const auto& r : s["ranks"])
+      d = std::max(d, r["dispatch_s"].get<double>()), c = std::max(c, r["compute_s"].get<double>()),
+      b = std::max(b, r["combine_s"].get<double>());
+    std::snprintf(line, sizeof line, "%-10s %-9s %9s %11s %10s %10s %11.3f %11.3f %6s %11.2e %-16s %-16s\n",
+                  s["strategy"].get<std::string>().c_str(), s["executor"].get<std::string>().c_str(),
+                  fmt_ms(s["wall_s"]).c_str(), fmt_ms(d).c_str(), fmt_ms(c).c_str(), fmt_ms(b).c_str(),
+                  s["nvlink_bytes"].get<double>() / 1e6, s["nic_bytes"].get<double>() / 1e6,
+                  s["bytes_match_plan"].get<bool>() ? "yes" : "NO", s["max_rel_error"].get<double>(),
+                  s["output_checksum"].get<std::string>().c_str(), s["wire_checksum"].get<std::string>().c_str());
+    out += line;
+  }
+  out += "per rank (ms; bytes sent):\n";
+  for (const auto& s : doc["strategies"])
+    for (const auto& r : s["ranks"]) {
+      std::snprintf(line, sizeof line, "  %-10s rank %3d node %2d  dispatch %9s compute %9s combine %9s total %9s  nvlink %12.0f nic %12.0f pairs %7lld\n",
+                    s["strategy"].get<std::string>().c_str(), r["rank"].get<int>(), r["node"].get<int>(),
+                    fmt_ms(r["dispatch_s"]).c_str(), fmt_ms(r["compute_s"]).c_str(), fmt_ms(r["combine_s"]).c_str(),
+                    fmt_ms(r["total_s"]).c_str(), r["nvlink_bytes"].get<double>(), r["nic_bytes"].get<double>(),
+                    static_cast<long long>(r["pairs_computed"].get<int64_t>()));
+      out += line;
+    }
+  if (doc.contains("a2av_over_zepp")) {
+    const auto& ratio = doc["a2av_over_zepp"];
+    const std::string bytes = ratio["nic_bytes"].is_null() ? "n/a (zepp sends none)" : std::to_string(ratio["nic_bytes"].get<double>()) + "x";
+    std::snprintf(line, sizeof line, "a2av / zepp: wall time %.3fx, inter-node bytes %s\n", ratio["wall"].get<double>(), bytes.c_str());
+    out += line;
+  }
+  return out;
+}
+
+// Returns the exit status: 0, or 3 when an output is off the reference by more than the tolerance.
+int run_ranks(RunFlags f) {
+  int me = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  require(f.tolerance > 0, "--tolerance", "must be positive");
+  require(f.format == "table" || f.format == "json", "--format", "expected table or json");
+  const auto names = split_names(f.strategies);
+  require(!names.empty(), "--strategy", "names no strategy");
+  WorkloadFlags probe = f.w;
+  probe.nodes = 1;
+  const int gpn = probe.cluster().gpus_per_node;
+  require(size % gpn == 0, "--gpus-per-node",
+          std::to_string(gpn) + " does not divide the " + std::to_string(size) + " MPI ranks (nodes = ranks / GPUs per node)");
+  require(!f.nodes_given || f.w.nodes == size / gpn, "--nodes",
+          "must equal ranks / --gpus-per-node = " + std::to_string(size / gpn) + " (or be left out)");
+  f.w.nodes = size / gpn;
+  if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
+  f.opt.strategy.optimal = false;
+  const ResolvedWorkload r = resolve(f.w);
+
+  nlohmann::json doc;
+  std::ostringstream desc;
+  desc << r.workload.description << "; " << size << " ranks = " << r.topo.nodes << " nodes x " << gpn << " GPUs; "
+       << r.workload.tokens_per_gpu << " tokens/GPU, hidden " << r.model.hidden << ", ffn " << r.model.ffn
+       << ", fp32 rows; NIC pacing " << (f.w.nic_gbps ? std::to_string(*f.w.nic_gbps) + " GB/s" : std::string("off"))
+       << "; repeat " << f.opt.repeat;
+  doc["workload"] = desc.str();
+  doc["ranks"] = size, doc["nodes"] = r.topo.nodes, doc["gpus_per_node"] = gpn;
+  doc["tokens_per_gpu"] = r.workload.tokens_per_gpu, doc["hidden"] = r.model.hidden, doc["ffn"] = r.model.ffn;
+  doc["nic_gbps"] = f.w.nic_gbps ? nlohmann::json(*f.w.nic_gbps) : nlohmann::json(nullptr);
+  doc["tolerance"] = f.tolerance;
+  doc["strategies"] = nlohmann::json::array();
+  double worst = 0;
+  for (const auto& name : names) {
+    const mpi::StrategyRun run = mpi::run_strategy_mpi(name, r.workload, r.model, r.topo, f.opt, MPI_COMM_WORLD);
+    worst = std::isnan(run.max_rel_error) ? run.max_rel_error : std::max(worst, run.max_rel_error);
+    doc["strategies"].push_back(mpi::to_json(run, gpn));
+  }
+  const nlohmann::json* a2av = nullptr;
+  const nlohmann::json* zepp = nullptr;
+  for (const auto& s : doc["strategies"]) {
+    if (s["strategy"] == "a2av") a2av = &s;
+    if (s["strategy"] == "zepp") zepp = &s;
+  }
+  if (a2av && zepp) {
+    const double zn = (*zepp)["nic_bytes"].get<double>();
+    doc["a2av_over_zepp"] = {{"wall", (*a2av)["wall_s"].get<double>() / (*zepp)["wall_s"].get<double>()},
+                             {"nic_bytes", zn > 0 ? nlohmann::json((*a2av)["nic_bytes"].get<double>() / zn) : nlohmann::json(nullptr)}};
+  }
+  if (me == 0) {
+    const std::string text = f.format == "json" ? doc.dump(2) + "\n" : table(doc);
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  if (!(worst <= f.tolerance)) {
+    if (me == 0) std::fprintf(stderr, "zepp run: verification failed: max relative error %.3e exceeds --tolerance %.3e\n", worst, f.tolerance);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run(CLI::App& app) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "Execute one MoE layer for real under MPI (mpirun -np <GPUs> zepp run ...): "
+                                            "fp32 rows, SwiGLU experts, outputs checked against a dense reference");
+  f->w.add_to(cmd);
+  cmd->add_option("--strategy,--strategies", f->strategies, "Comma-separated strategies run one after another: a2av, eplb, zepp, ...")
+      ->capture_default_str();
+  cmd->add_option("--format", f->format, "Output: table or json")->capture_default_str();
+  cmd->add_option("--data-seed", f->opt.exec.data_seed, "Seed of token activations and expert weights")->capture_default_str();
+  cmd->add_option("--tolerance", f->tolerance, "Largest relative error to the dense reference before exiting with status 3")
+      ->capture_default_str();
+  cmd->add_option("--repeat", f->opt.repeat, "Runs per strategy (fastest wall time reported; outputs must not change)")
+      ->capture_default_str();
+  cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
+  cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
+  cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
+  cmd->callback([f, cmd] {
+    f->nodes_given = cmd->count("--nodes") > 0;
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) MPI_Init(nullptr, nullptr);
+    mpi::use_single_blas_thread();
+    int status = 0;
+    try {
+      status = run_ranks(*f);
+    } catch (const std::exception& e) {
+      int me = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &me);
+      const bool user = dynamic_cast<const InputError*>(&e) || dynamic_cast<const ArgumentError*>(&e);
+      std::fprintf(stderr, "zepp run (rank %d): %s: %s\n", me, user ? "error" : "internal error", e.what());
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, user ? 2 : 1);  // ends every rank: none is left waiting in a collective
+    }
+    MPI_Finalize();
+    if (status != 0) std::exit(status);
+  });
+}
+
+}  // namespace zepp::cli

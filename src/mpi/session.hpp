@@ -1,0 +1,53 @@
+// One strategy run end to end under MPI (issue 4): every rank decides the same placement and
+// routing and builds the same comm plan (checked by hash), runs the executor, checks its own
+// tokens' outputs against the dense reference, and all ranks share the gathered figures.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+#include <nlohmann/json.hpp>
+
+#include "core/types.hpp"
+#include "mpi/executor.hpp"
+#include "pipeline/strategy.hpp"
+#include "workload/workload.hpp"
+
+namespace zepp::mpi {
+
+struct SessionOptions {
+  StrategyOptions strategy;
+  ExecConfig exec;
+  int repeat = 1;  // runs per strategy; wall time is the fastest, outputs and wire bytes must not change
+};
+
+struct StrategyRun {
+  std::string strategy;
+  std::string executor;            // "alltoallv" (a2av) or "plan"
+  std::vector<RankStats> ranks;    // [num_gpus], the last repeat's
+  double wall_s = 0;               // min over repeats of the slowest rank's total_s
+  double max_rel_error = 0;        // mpi/reference.hpp, over every token of every rank
+  uint64_t output_checksum = 0;    // FNV-1a over all outputs, ranks in order
+  uint64_t wire_checksum = 0;      // FNV-1a over every rank's wire hash, ranks in order
+  int64_t plan_tasks = 0, plan_transfers = 0;
+  double nvlink_bytes() const;     // sums over ranks of bytes sent
+  double nic_bytes() const;
+};
+
+// Runs `strategy` (a name of strategy_registry(); `a2av` runs execute_alltoallv, the others
+// execute_plan) on the workload. The plan is built with `model` at bytes_per_elem = 4 (fp32 rows).
+// Collective over `comm`; every rank returns the same StrategyRun. Throws ArgumentError for an
+// unknown strategy or shapes that do not fit, std::logic_error when ranks built different plans,
+// when bytes sent differ from the plan's, or when a repeat changed outputs or wire bytes.
+StrategyRun run_strategy_mpi(const std::string& strategy, const Workload& workload, const ModelShape& model,
+                             const Topology& topo, const SessionOptions& opt, MPI_Comm comm);
+
+// {"strategy", "executor", "wall_s", "max_rel_error", "output_checksum" (hex), "wire_checksum"
+//  (hex), "nvlink_bytes", "nic_bytes", "plan_nvlink_bytes", "plan_nic_bytes", "bytes_match_plan",
+//  "pairs_computed", "messages", "plan_tasks", "plan_transfers", "ranks": [{"rank", "node",
+//  "dispatch_s", "compute_s", "combine_s", "total_s", "nvlink_bytes", "nic_bytes",
+//  "pairs_computed", "messages"}]}
+nlohmann::json to_json(const StrategyRun& run, int gpus_per_node);
+
+}  // namespace zepp::mpi

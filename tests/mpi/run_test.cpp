@@ -1,0 +1,217 @@
+// `zepp run` under mpirun (issue 4): outputs equal the dense reference for a2av, eplb and zepp on
+// the real DeepSeek-V2-Lite, Llama-4 and Mixtral traces with 2, 4 and 8 ranks; bytes per link
+// class equal the comm plan's; repeated runs are bit-identical; pacing bounds the time; bad input
+// ends every rank, in bounded time, with the message.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/presets.hpp"
+#include "pipeline/strategy.hpp"
+#include "plan/comm_plan.hpp"
+#include "trace/trace.hpp"
+#include "workload/workload.hpp"
+
+namespace zepp {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kTraces = std::string(ZEPP_SHARED_DIR) + "/data/traces";
+
+struct Launch {
+  int status = -1;
+  std::string out, err;
+  double seconds = 0;
+};
+
+// mpirun -np N zepp run ARGS, killed after `limit_s` (so a hang fails the test instead of CI).
+Launch mpirun(int np, const std::string& args, int limit_s = 120) {
+  const std::string err_file = ::testing::TempDir() + "zepp_mpi_stderr.txt";
+  const std::string cmd = "OPENBLAS_NUM_THREADS=1 timeout -k 5 " + std::to_string(limit_s) +
+                          " mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " + ZEPP_BINARY +
+                          " run " + args + " 2>" + err_file;
+  Launch r;
+  const auto t0 = std::chrono::steady_clock::now();
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+// A folder of links to the first `count` files of a trace folder: a small real trace, not a copy.
+std::string trace_subset(const std::string& folder, int count) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(folder))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  const fs::path dir = fs::path(::testing::TempDir()) / ("zepp_mpi_" + fs::path(folder).filename().string());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int i = 0; i < count && i < int(files.size()); ++i) fs::create_symlink(files[i], dir / files[i].filename());
+  return dir.string();
+}
+
+struct Case {
+  std::string trace, model;
+  int np, gpn;
+  int hidden = 48, ffn = 32;
+  double size_mb = 0.01;
+  std::string args() const {
+    return "--trace " + trace + " --model " + model + " --gpus-per-node " + std::to_string(gpn) + " --hidden " +
+           std::to_string(hidden) + " --ffn " + std::to_string(ffn) + " --size-mb " + std::to_string(size_mb) +
+           " --format json";
+  }
+};
+
+// The comm plan's Transfer bytes per link class, from this process's own pipeline on the same inputs.
+std::map<std::string, std::pair<double, double>> plan_bytes(const Case& c, const std::vector<std::string>& strategies) {
+  ModelShape m = model_preset(c.model);
+  m.hidden = c.hidden, m.ffn = c.ffn, m.bytes_per_elem = 4;
+  Topology t = topology_preset("a100", c.np / c.gpn);
+  t.gpus_per_node = c.gpn;
+  const Trace trace = read_trace(c.trace);
+  WorkloadOptions wo;
+  wo.size_mb = c.size_mb;
+  const Workload w = build_workload(&trace, m, t, wo);
+  StrategyOptions so;
+  so.optimal = false;
+  std::map<std::string, std::pair<double, double>> out;
+  for (const auto& e : strategy_registry()) {
+    if (std::find(strategies.begin(), strategies.end(), e.name) == strategies.end()) continue;
+    const StrategyDecision d = e.decide(StrategyInput{w, m, t, so});
+    const CommPlan plan = d.make_plan(d.placement, d.routing);
+    for (const Task& task : plan.tasks)
+      if (task.kind == TaskKind::Transfer) (task.link == Link::NIC ? out[e.name].second : out[e.name].first) += task.bytes;
+  }
+  return out;
+}
+
+void expect_correct(const Case& c, const std::vector<std::string>& strategies = {"a2av", "eplb", "zepp"}) {
+  std::string list;
+  for (const auto& s : strategies) list += (list.empty() ? "" : ",") + s;
+  const Launch r = mpirun(c.np, c.args() + " --strategy " + list);
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["strategies"].size(), strategies.size());
+  EXPECT_EQ(doc["ranks"], c.np);
+  EXPECT_EQ(doc["nodes"], c.np / c.gpn);
+  const auto expected = plan_bytes(c, strategies);
+  const int64_t pairs = doc["tokens_per_gpu"].get<int64_t>() * c.np * model_preset(c.model).top_k;
+  for (const auto& s : doc["strategies"]) {
+    const std::string name = s["strategy"];
+    SCOPED_TRACE(name);
+    EXPECT_LT(s["max_rel_error"].get<double>(), 1e-5);
+    EXPECT_TRUE(s["bytes_match_plan"].get<bool>());
+    EXPECT_EQ(s["nvlink_bytes"].get<double>(), expected.at(name).first);
+    EXPECT_EQ(s["nic_bytes"].get<double>(), expected.at(name).second);
+    EXPECT_EQ(s["pairs_computed"].get<int64_t>(), pairs);  // every (token, expert) pair computed exactly once
+    double per_rank_nic = 0;
+    for (const auto& rank : s["ranks"]) per_rank_nic += rank["nic_bytes"].get<double>();
+    EXPECT_EQ(per_rank_nic, s["nic_bytes"].get<double>());
+    if (c.np == c.gpn) EXPECT_EQ(s["nic_bytes"].get<double>(), 0.0);  // one node: nothing crosses a NIC
+  }
+  EXPECT_EQ(doc["strategies"][0]["executor"], strategies[0] == "a2av" ? "alltoallv" : "plan");
+}
+
+bool have(const std::string& path) { return fs::exists(path); }
+#define NEED(path) \
+  if (!have(path)) GTEST_SKIP() << "real traces absent: " << (path)
+
+TEST(MpiRun, DeepSeekV2Lite8Ranks) {
+  NEED(kTraces + "/deepseek-v2-lite-puffin");
+  expect_correct({trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 8, 4});
+}
+
+TEST(MpiRun, DeepSeekV2Lite2RanksOnTwoNodes) {
+  NEED(kTraces + "/deepseek-v2-lite-puffin");
+  expect_correct({trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 2, 1});
+}
+
+TEST(MpiRun, Llama4Maverick4Ranks) {
+  NEED(kTraces + "/llama4-maverick-mmlu");
+  expect_correct({trace_subset(kTraces + "/llama4-maverick-mmlu/abstract_algebra", 10), "llama4-maverick", 4, 2});
+}
+
+TEST(MpiRun, Mixtral8Ranks) {
+  NEED(kTraces + "/mixtral-8x7b-gsm8k");
+  expect_correct({kTraces + "/mixtral-8x7b-gsm8k", "mixtral-8x7b", 8, 2});
+}
+
+TEST(MpiRun, Mixtral2RanksOneNode) {
+  NEED(kTraces + "/mixtral-8x7b-gsm8k");
+  expect_correct({kTraces + "/mixtral-8x7b-gsm8k", "mixtral-8x7b", 2, 2});
+}
+
+TEST(MpiRun, SameInputsGiveIdenticalBytesAndOutputs) {
+  NEED(kTraces + "/deepseek-v2-lite-puffin");
+  const Case c{trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 4, 2};
+  const std::string args = c.args() + " --strategy a2av,zepp --repeat 2";  // --repeat checks within a launch too
+  const Launch a = mpirun(4, args), b = mpirun(4, args), other = mpirun(4, args + " --data-seed 99");
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  ASSERT_EQ(other.status, 0) << other.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out), jo = nlohmann::json::parse(other.out);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_EQ(ja["strategies"][s]["output_checksum"], jb["strategies"][s]["output_checksum"]);
+    EXPECT_EQ(ja["strategies"][s]["wire_checksum"], jb["strategies"][s]["wire_checksum"]);
+    EXPECT_NE(ja["strategies"][s]["output_checksum"], jo["strategies"][s]["output_checksum"]);  // the checksum sees the data
+  }
+}
+
+TEST(MpiRun, PacedNicSendsTakeAtLeastBytesOverRate) {
+  NEED(kTraces + "/deepseek-v2-lite-puffin");
+  const Case c{trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 4, 2};
+  const double gbps = 0.05;  // 50 MB/s: tens of kB per rank take about a millisecond
+  const Launch r = mpirun(4, c.args() + " --strategy a2av,zepp --nic-gbps " + std::to_string(gbps));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["nic_gbps"].get<double>(), gbps);
+  for (const auto& s : doc["strategies"]) {
+    EXPECT_LT(s["max_rel_error"].get<double>(), 1e-5);
+    double most = 0;
+    for (const auto& rank : s["ranks"]) {
+      const double floor_s = rank["nic_bytes"].get<double>() / (gbps * 1e9);
+      EXPECT_GE(rank["total_s"].get<double>(), floor_s) << s["strategy"] << " rank " << rank["rank"];
+      most = std::max(most, floor_s);
+    }
+    EXPECT_GT(most, 0.0);
+    EXPECT_GE(s["wall_s"].get<double>(), most);
+  }
+}
+
+TEST(MpiRun, MalformedTraceEndsEveryRankWithTheMessage) {
+  const std::string bad = ::testing::TempDir() + "zepp_mpi_bad_trace.json";
+  std::ofstream(bad) << "[{\"1\": [[3, 4], [5,";  // truncated selection JSON
+  const Launch r = mpirun(4, "--trace " + bad + " --model mixtral-8x7b --gpus-per-node 2 --hidden 16 --ffn 8", 60);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.status, -1) << "killed by the time limit: a rank hung";
+  EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 60);
+}
+
+TEST(MpiRun, RankCountMustBeAMultipleOfGpusPerNode) {
+  const Launch r = mpirun(4, "--model mixtral-8x7b --gpus-per-node 3 --hidden 16 --ffn 8", 60);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("--gpus-per-node: 3 does not divide the 4 MPI ranks"), std::string::npos) << r.err;
+  const Launch n = mpirun(2, "--model mixtral-8x7b --gpus-per-node 1 --nodes 3 --hidden 16 --ffn 8", 60);
+  EXPECT_NE(n.status, 0);
+  EXPECT_NE(n.err.find("--nodes"), std::string::npos) << n.err;
+}
+
+}  // namespace
+}  // namespace zepp
