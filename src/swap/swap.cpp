@@ -164,4 +164,12 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   return out;
 }
 
+void weights_after_dispatch(CommPlan& plan) {
+  int64_t last_dispatch = 0;
+  for (const Task& t : plan.tasks)
+    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) last_dispatch = std::max(last_dispatch, t.priority);
+  for (Task& t : plan.tasks)
+    if (t.kind == TaskKind::Transfer && t.phase == Phase::Weights) t.priority = last_dispatch + 1;
+}
+
 }  // namespace zepp

@@ -53,4 +53,11 @@ struct SwapPlan {
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
                     double balance_slack);
 
+// Lets dispatch rows go before swapped weights on a shared link queue: in the plan every
+// Weights transfer gets the priority right after the last dispatch transfer's (combine stays
+// after it). Without this, one expert's weights (tens to hundreds of MB) hold an NVLink pair
+// while the tokens that groups needing no moved weights wait for queue behind it (§4.3: those
+// groups run while the weights are in transit). Weights still start as soon as their link is idle.
+void weights_after_dispatch(CommPlan& plan);
+
 }  // namespace zepp

@@ -1,0 +1,82 @@
+// `zepp experiment fig12` (the paper's §6.5 ablation under drifting demand) and
+// `zepp experiment replay` (excess load removed and weight bytes per iteration, as
+// iser-moe.txt §6.1 reports them), issue 6 items 4 and 5.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/serve.hpp"
+#include "core/error.hpp"
+#include "serving/experiments.hpp"
+
+namespace zepp::cli {
+namespace {
+
+struct DriftFlags {
+  DriftExperimentOptions opt;
+  std::string out_dir = "results";
+  std::vector<std::string> workloads;
+};
+
+void add_common(CLI::App* cmd, DriftFlags& f) {
+  cmd->add_option("--traces", f.opt.traces_dir, "Folder of the real traces (shared/data/traces)")->capture_default_str();
+  cmd->add_option("--out", f.out_dir, "Folder for the CSV, markdown table and figure")->capture_default_str();
+  cmd->add_option("--workloads", f.workloads, "Only these workloads: llama4, qwen3, deepseek (comma-separated)")
+      ->delimiter(',');
+  cmd->add_option("--nodes", f.opt.nodes, "Nodes")->capture_default_str();
+  cmd->add_option("--size-mb", f.opt.size_mb, "MiB of BF16 activations per GPU per iteration")->capture_default_str();
+  cmd->add_option("--only-iterations", f.opt.only_iterations, "Iterations of the `only` scenario")->capture_default_str();
+  cmd->add_option("--period", f.opt.period, "Rotating: iterations per dataset")->capture_default_str();
+  cmd->add_option("--systems", f.opt.systems, "Systems, the first is the speedup baseline (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--seed", f.opt.seed, "Sampling seed (load-only traces)")->capture_default_str();
+  cmd->add_option("--extra-slots", f.opt.strategy.extra_slots, "R: extra slots per GPU")->capture_default_str();
+  cmd->add_option("--balance-slack", f.opt.strategy.balance_slack, "C of equation (1) and of the swap trigger")
+      ->capture_default_str();
+}
+
+void run(const DriftFlags& f, const std::string& name) {
+  std::vector<DriftCase> cases;
+  for (const auto& c : fig12_cases()) {
+    if (!f.workloads.empty() && std::find(f.workloads.begin(), f.workloads.end(), c.workload) == f.workloads.end())
+      continue;
+    cases.push_back(c);
+  }
+  require(!cases.empty(), "--workloads", "expected some of llama4, qwen3, deepseek");
+  const auto rows = run_drift_experiment(cases, f.opt);
+  std::filesystem::create_directories(f.out_dir);
+  const std::string base = f.out_dir + "/" + name;
+  std::ofstream(base + ".csv") << drift_csv(rows);
+  const std::string md = drift_markdown(rows, f.opt.simulate);
+  std::ofstream(base + ".md") << md;
+  if (f.opt.simulate)
+    plot_drift_speedups(rows, base, "Figure 12 analogue: speedup over " + f.opt.systems.front() + ", " +
+                                        std::to_string(f.opt.nodes) + " nodes, " + std::to_string(int(f.opt.size_mb)) +
+                                        " MB per GPU");
+  std::fputs(md.c_str(), stdout);
+  std::printf("results: %s.csv, %s.md%s\n", base.c_str(), base.c_str(), f.opt.simulate ? (", " + base + ".svg").c_str() : "");
+}
+
+}  // namespace
+
+void add_drift_experiments(CLI::App* experiment) {
+  auto fig12 = std::make_shared<DriftFlags>();
+  fig12->opt.systems = {"comet", "zepp-overlap", "zepp", "zepp+swaps"};
+  CLI::App* cmd = experiment->add_subcommand(
+      "fig12", "Figure 12: comet, Zepp's overlap alone, + placement and routing, + swaps; only and rotating drift (sim)");
+  add_common(cmd, *fig12);
+  cmd->callback([fig12] { run(*fig12, "fig12"); });
+
+  auto replay = std::make_shared<DriftFlags>();
+  replay->opt.simulate = false;
+  replay->opt.size_mb = 4;
+  replay->opt.systems = {"zepp", "zepp+swaps", "moonep", "halo-q"};
+  CLI::App* rp = experiment->add_subcommand(
+      "replay", "Excess load removed and weight bytes per iteration (iser-moe §6.1 replay), decisions only");
+  add_common(rp, *replay);
+  rp->callback([replay] { run(*replay, "replay"); });
+}
+
+}  // namespace zepp::cli

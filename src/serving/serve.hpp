@@ -1,0 +1,64 @@
+// Multi-iteration serving (issue 6): one MoE layer invoked on the batches of a DriftWorkload in
+// order, under one system, with placement state kept between iterations.
+//
+// Systems: every registry strategy (pipeline/strategy.hpp; static ones recompute the same
+// placement from history each iteration, moonep / halo-q replicate per iteration), plus
+//  - "zepp+swaps": Zepp's placement from history (§4.1), then every iteration intra-node swaps
+//    on the current demand (swap/swap.hpp, §4.3) applied to the placement kept from the previous
+//    iteration, locality-preferred routing on it, and the §4.2 plan in which the swapped slots'
+//    computation waits for its weights (Weights transfers over NVLink);
+//  - "zepp-overlap": Zepp's split, merge and Algorithm 1 overlap alone, on contiguous experts
+//    without replicas routed home (the first step of the paper's Figure 12 ablation).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/result.hpp"
+#include "pipeline/strategy.hpp"
+#include "plan/comm_plan.hpp"
+#include "serving/drift.hpp"
+
+namespace zepp {
+
+struct IterationReport {
+  int iteration = 0;
+  std::string dataset;
+  double latency_s = 0;           // executor's layer latency (0 without an executor)
+  double comm_hidden_fraction = 0;
+  double imbalance = 0;           // max / mean routed (token, expert) pairs per GPU
+  double home_imbalance = 0;      // the same with contiguous homes and no replicas (0 when E % G != 0)
+  int swaps = 0;                  // zepp+swaps: swaps accepted this iteration
+  int weight_moves = 0;           // expert weight transfers this iteration
+  double token_nic_bytes = 0, token_nvlink_bytes = 0;    // dispatch + combine rows, all hops
+  double weight_nic_bytes = 0, weight_nvlink_bytes = 0;  // expert weights
+  double planning_s = 0;          // wall time: swap / replica planning and routing (this machine)
+};
+
+struct ServeReport {
+  std::string system;
+  std::vector<IterationReport> iterations;
+  double total_latency_s() const;
+  double mean_imbalance() const;
+  double mean_home_imbalance() const;
+  // Share of the excess load removed, as iser-moe.txt §6.1 reports it:
+  // 1 - (mean imbalance - 1) / (mean home imbalance - 1); 1 when there was no excess.
+  double excess_removed() const;
+  double total_weight_bytes() const;
+};
+
+// Runs one layer (timeline events are returned when opt.timeline is set).
+using PlanExecutor = std::function<LayerResult(const CommPlan&, const Topology&, bool timeline)>;
+
+std::vector<std::string> serve_system_names();  // registry names, then zepp+swaps, zepp-overlap
+
+// Serves `iterations` batches of `workload` (from its next iteration on). With an empty
+// `execute` only the decisions are made (replay: imbalance, bytes, planning time). Every
+// iteration's result is passed to `on_iteration` (if set) as soon as it exists, with the
+// executor's LayerResult. Throws ArgumentError ("system: ..." listing the names, "iterations",
+// "extra_slots" and what the stages throw).
+ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topology& topo, const std::string& system,
+                  int iterations, const StrategyOptions& opt, const PlanExecutor& execute,
+                  const std::function<void(const IterationReport&, const LayerResult&)>& on_iteration = {});
+
+}  // namespace zepp

@@ -1,0 +1,102 @@
+// Multi-iteration serving on the real Llama-4 trace (rotating drift, decisions only, and one
+// simulated iteration): where each system's weights travel and how much excess load it removes.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/presets.hpp"
+#include "exec/sim.hpp"
+#include "serving/serve.hpp"
+
+using namespace zepp;
+
+namespace {
+
+const std::string kLlama = std::string(ZEPP_SHARED_DIR) + "/data/traces/llama4-maverick-mmlu";
+
+const Trace& llama() {
+  static const Trace t = read_trace(kLlama);  // read once for all tests
+  return t;
+}
+
+struct Fixture {
+  const Trace& trace = llama();
+  ModelShape model = model_preset("llama4-maverick");
+  Topology topo = topology_preset("a100", 4);
+  DriftOptions drift() const {
+    DriftOptions d;
+    d.mode = DriftMode::Rotating;
+    d.dataset = "anatomy";
+    d.period = 2;
+    return d;
+  }
+  ServeReport run(const std::string& system, const PlanExecutor& exec = nullptr, int iterations = 4) {
+    DriftWorkload w(trace, model, topo, drift());
+    return serve(w, model, topo, system, iterations, StrategyOptions{}, exec);
+  }
+};
+
+}  // namespace
+
+TEST(Serve, SwapsMoveWeightsOverNvlinkOnlyAndBalanceBetterThanStaticZepp) {
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
+  Fixture f;
+  const ServeReport fixed = f.run("zepp"), swapped = f.run("zepp+swaps");
+  ASSERT_EQ(swapped.iterations.size(), 4u);
+  int swaps = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    const IterationReport& it = swapped.iterations[i];
+    EXPECT_EQ(it.dataset, i < 2 ? "abstract_algebra" : "anatomy");
+    EXPECT_EQ(it.weight_nic_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(it.weight_nvlink_bytes, it.weight_moves * f.model.expert_weight_bytes());
+    EXPECT_LE(it.weight_moves, 2 * it.swaps);
+    // Both systems served the same batches.
+    EXPECT_EQ(it.home_imbalance, fixed.iterations[i].home_imbalance);
+    swaps += it.swaps;
+  }
+  EXPECT_GT(swaps, 0);
+  EXPECT_EQ(fixed.total_weight_bytes(), 0.0);
+  EXPECT_LT(swapped.mean_imbalance(), fixed.mean_imbalance());
+}
+
+TEST(Serve, PerInvocationReplicationCopiesAcrossNodesAndRemovesExcessLoad) {
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
+  Fixture f;
+  const ServeReport moon = f.run("moonep"), halo = f.run("halo-q"), plain = f.run("a2av");
+  double moon_nic = 0, halo_nic = 0;
+  for (const auto& it : moon.iterations) moon_nic += it.weight_nic_bytes;
+  for (const auto& it : halo.iterations) halo_nic += it.weight_nic_bytes;
+  EXPECT_GT(moon_nic, 0.0);
+  EXPECT_GT(halo_nic, 0.0);
+  // No replicas: nothing removed. MoonEP balances exactly (R within a few % of 1); HALO-Q down
+  // to its water level with at most S = 2 exports per owner.
+  EXPECT_NEAR(plain.excess_removed(), 0.0, 1e-12);
+  EXPECT_GT(moon.excess_removed(), 0.95);
+  EXPECT_GT(halo.excess_removed(), 0.5);
+  EXPECT_GE(moon.excess_removed(), halo.excess_removed());
+}
+
+TEST(Serve, SimulatedIterationReportsLatencyAndPlanningTime) {
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
+  Fixture f;
+  const PlanExecutor sim = [](const CommPlan& p, const Topology& t, bool tl) { return simulate_plan(p, t, tl); };
+  const ServeReport r = f.run("zepp+swaps", sim, 1);
+  ASSERT_EQ(r.iterations.size(), 1u);
+  EXPECT_GT(r.iterations[0].latency_s, 0.0);
+  EXPECT_GT(r.iterations[0].planning_s, 0.0);
+  EXPECT_DOUBLE_EQ(r.total_latency_s(), r.iterations[0].latency_s);
+}
+
+TEST(Serve, UnknownSystemListsTheNames) {
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
+  Fixture f;
+  try {
+    f.run("zepp+magic");
+    FAIL() << "no error";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("system: unknown 'zepp+magic', expected one of"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("zepp+swaps"), std::string::npos);
+  }
+  EXPECT_THROW(f.run("zepp", nullptr, 0), ArgumentError);
+}
