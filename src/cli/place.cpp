@@ -1,4 +1,5 @@
-// `zepp place`: a placement policy on per-layer loads, printed in EPLB's map form (JSON).
+// `zepp place`: a placement policy on per-layer loads, printed in EPLB's map form (JSON) or written as a
+// serving engine's file (--output-format sglang, trtllm, eplb-json; src/formats).
 // Loads come from a load file (EPLB's README example form) or are counted from a trace.
 #include <cstdio>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
+#include "formats/formats.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
 #include "trace/trace.hpp"
@@ -25,6 +27,7 @@ struct PlaceFlags {
   int nodes = 0, gpus_per_node = 0;
   int extra_slots = 2;  // R (DESIGN.md §3 default, paper §6.1)
   int groups = 0;       // EPLB expert groups; 0: one per node when it divides E
+  std::string output_format, output_path;  // a serving engine's file instead of the JSON on stdout
 };
 
 // Per-layer loads and the EPLB problem size: what a load file holds.
@@ -152,12 +155,22 @@ void run(const PlaceFlags& f) {
           "expected eplb, zepp or contiguous, got '" + f.policy + "'");
   require(f.load_path.empty() != f.trace_path.empty(), "--load", "give exactly one of --load FILE or --trace PATH");
   const LoadProblem p = f.load_path.empty() ? problem_from_trace(f) : read_load_file(f.load_path);
+  require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
   EplbResult r;
   try {
     r = place_layers(f.policy, p);
   } catch (const ArgumentError& e) {
     if (f.load_path.empty()) throw;
     throw InputError(f.load_path + ": " + e.what());  // the argument is a field of the file
+  }
+  if (!f.output_format.empty()) {
+    ExpertMap map;
+    map.layer_ids = p.layer_ids;
+    for (int l = int(map.layer_ids.size()); l < r.layers; ++l) map.layer_ids.push_back(l);
+    map.num_slots = r.replicas;
+    map.phy2log.assign(r.phy2log.begin(), r.phy2log.end());
+    write_expert_map(f.output_path, map, f.output_format);
+    return;
   }
   json log2phy = json::array();
   for (int l = 0; l < r.layers; ++l) {
@@ -194,6 +207,11 @@ void add_place(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--groups", f->groups, "EPLB expert groups (with --trace; 0: one per node when it divides E)")
       ->capture_default_str();
+  cmd->add_option("--output-format", f->output_format,
+                  "Write a serving engine's file instead: sglang (--init-expert-location JSON), trtllm (load-balancer "
+                  "YAML) or eplb-json")
+      ->check(CLI::IsMember(placement_format_names()));
+  cmd->add_option("--output", f->output_path, "File written with --output-format");
   cmd->callback([f] { run(*f); });
 }
 

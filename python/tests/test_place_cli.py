@@ -1,0 +1,44 @@
+"""`zepp place --output-format`: the program writes serving-engine files the module reads back."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import zepp
+
+
+def program():
+    path = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
+    if not path.is_file():
+        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
+    return path
+
+
+def test_eplb_readme_example_as_sglang_file(tmp_path, shared_dir):
+    load = shared_dir / "data/eplb/readme-example.json"
+    out = tmp_path / "placement.json"
+    subprocess.run([program(), "place", "--policy", "eplb", "--load", load, "--output-format", "sglang",
+                    "--output", out], check=True)
+    ids, phy2log = zepp.read_placement(out, "sglang")
+    np.testing.assert_array_equal(phy2log, json.loads(load.read_text())["expected_phy2log"])
+    np.testing.assert_array_equal(ids, [0, 1])
+
+
+def test_trace_loads_as_trtllm_file(tmp_path, shared_dir):
+    out = tmp_path / "lb.yaml"
+    subprocess.run([program(), "place", "--policy", "zepp", "--trace", shared_dir / "data/traces/mixtral-8x7b-gsm8k",
+                    "--model", "mixtral-8x7b", "--nodes", "2", "--gpus-per-node", "2", "--extra-slots", "1",
+                    "--output-format", "trtllm", "--output", out], check=True)
+    ids, phy2log = zepp.read_placement(out, "trtllm")
+    np.testing.assert_array_equal(ids, np.arange(32))  # Mixtral's 32 MoE layers, as in the trace
+    assert phy2log.shape == (32, 4 * (2 + 1))
+
+
+def test_unknown_format_exits_2(tmp_path, shared_dir):
+    result = subprocess.run([program(), "place", "--load", shared_dir / "data/eplb/readme-example.json",
+                             "--output-format", "vllm", "--output", tmp_path / "x"], capture_output=True, text=True)
+    assert result.returncode == 2 and "--output-format" in result.stderr
