@@ -106,6 +106,27 @@ TEST(HaloQ, FinestAbsorbingGroupNeedNotContainTheOwner) {
   EXPECT_EQ(gpu_loads(r), (std::vector<int64_t>{7, 8, 8, 8, 7, 7, 5, 2}));
 }
 
+TEST(HaloQ, QuotaRepairTradesSpareQuotaSoRoutesStayLocal) {
+  // 4 ranks, one home and two helper slots each. e0 (owner 0) has 10 routes from ranks 0 and 3,
+  // e1 (owner 1) 10 from ranks 1 and 2: T = 10. Placement sends 10 of e0's quota to rank 2 (the
+  // coldest) and 10 of e1's to rank 3, the reverse of where their routes come from. Quota repair
+  // (pair (2, 3)): rank 2 takes 3's spare e1 quota and gives it its spare e0 quota, so every
+  // route is served on its own rank and the loads stay 10 each.
+  const int E = 4, P = 4;
+  std::vector<int64_t> d(P * E, 0);
+  d[0 * E + 0] = 10, d[3 * E + 0] = 10, d[1 * E + 1] = 10, d[2 * E + 1] = 10;
+  const ReplicationPlan r = plan_haloq(d, E, topo_of(1, 4), 2);
+  EXPECT_EQ(r.placement.phy2log, (std::vector<int32_t>{0, 0, 1, 1, 0, 1, 2, 0, 1, 3, 0, 1}));
+  expect_counts(r.counts, {{0, 0, 0, 10}, {0, 3, 10, 10}, {1, 1, 3, 10}, {1, 2, 8, 10}});
+  ASSERT_EQ(r.weight_moves.size(), 6u);
+  const int32_t slots[6] = {7, 10, 4, 11, 2, 8}, srcs[6] = {0, 0, 0, 1, 1, 1};
+  for (int m = 0; m < 6; ++m) {
+    EXPECT_EQ(r.weight_moves[m].slot, slots[m]);
+    EXPECT_EQ(r.weight_moves[m].src_gpu, srcs[m]);
+  }
+  EXPECT_EQ(gpu_loads(r), std::vector<int64_t>(P, 10));
+}
+
 TEST(Replicate, ArgumentErrorsNameTheArgument) {
   auto message = [](auto f) {
     try {
