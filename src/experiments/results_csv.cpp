@@ -17,7 +17,8 @@ namespace {
 constexpr const char* kColumns[] = {"experiment", "workload", "model", "trace", "synthetic", "layer",
                                     "topology", "nodes", "gpus", "size_mb", "tokens_per_gpu", "strategy",
                                     "latency_us", "speedup_vs_a2av", "inter_node_bytes", "nvlink_bytes",
-                                    "max_nic_bytes", "imbalance", "comm_hidden_fraction", "routing_wall_us"};
+                                    "max_nic_bytes", "imbalance", "comm_hidden_fraction", "max_compute_us",
+                                    "routing_wall_us"};
 constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
 
 double number(const std::string& file, int64_t line, const std::string& column, const std::string& s) {
@@ -38,10 +39,10 @@ std::string csv_header() {
 }
 
 std::string csv_line(const ResultRow& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.experiment, r.workload, r.model,
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.experiment, r.workload, r.model,
                      r.trace, r.synthetic ? 1 : 0, r.layer, r.topology, r.nodes, r.gpus, r.size_mb, r.tokens_per_gpu,
                      r.strategy, r.latency_us, r.speedup_vs_a2av, r.inter_node_bytes, r.nvlink_bytes, r.max_nic_bytes,
-                     r.imbalance, r.comm_hidden_fraction, r.routing_wall_us);
+                     r.imbalance, r.comm_hidden_fraction, r.max_compute_us, r.routing_wall_us);
 }
 
 std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb) {
@@ -92,7 +93,8 @@ std::vector<ResultRow> read_results(const std::string& path) {
     r.max_nic_bytes = num(16);
     r.imbalance = num(17);
     r.comm_hidden_fraction = num(18);
-    r.routing_wall_us = num(19);
+    r.max_compute_us = num(19);
+    r.routing_wall_us = num(20);
     rows.push_back(std::move(r));
   });
   if (header) throw InputError(path + ":1: expected the header " + csv_header().substr(0, csv_header().size() - 1) + ", got an empty file");

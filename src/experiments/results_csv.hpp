@@ -21,6 +21,7 @@ struct ResultRow {
   double inter_node_bytes = 0, nvlink_bytes = 0, max_nic_bytes = 0;
   double imbalance = 0;        // max / mean (token, expert) pairs per GPU
   double comm_hidden_fraction = 0;
+  double max_compute_us = 0;   // busiest GPU's time in expert GEMMs (roofline, simulated)
   double routing_wall_us = 0;  // planning cost on this machine (not simulated)
 };
 

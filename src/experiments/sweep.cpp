@@ -77,6 +77,7 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
     r.max_nic_bytes = o.result.max_nic_bytes;
     r.imbalance = o.imbalance;
     r.comm_hidden_fraction = o.result.comm_hidden_fraction;
+    for (const GpuStats& g : o.result.gpus) r.max_compute_us = std::max(r.max_compute_us, g.compute_s * 1e6);
     r.routing_wall_us = o.routing_wall_s * 1e6;
     lines += csv_line(r);
   }

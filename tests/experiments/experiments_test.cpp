@@ -54,7 +54,7 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   EXPECT_EQ(csv_header(),
             "experiment,workload,model,trace,synthetic,layer,topology,nodes,gpus,size_mb,tokens_per_gpu,strategy,"
             "latency_us,speedup_vs_a2av,inter_node_bytes,nvlink_bytes,max_nic_bytes,imbalance,comm_hidden_fraction,"
-            "routing_wall_us\n");
+            "max_compute_us,routing_wall_us\n");
   const auto rows = read_results(opt.csv_path);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].strategy, "a2av");
@@ -69,6 +69,8 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
     EXPECT_DOUBLE_EQ(r.size_mb, 0.04);
     EXPECT_EQ(r.tokens_per_gpu, 2);  // floor(0.04 * 2^20 / 14336)
     EXPECT_GT(r.latency_us, 0);
+    EXPECT_GT(r.max_compute_us, 0);
+    EXPECT_LE(r.max_compute_us, r.latency_us);
   }
   EXPECT_DOUBLE_EQ(rows[0].speedup_vs_a2av, 1.0);
   EXPECT_NEAR(rows[1].speedup_vs_a2av, rows[0].latency_us / rows[1].latency_us, 1e-9);
@@ -153,7 +155,7 @@ TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   const std::string good = csv_line(r);
   expect_error("", "1: expected the header");
   expect_error("a,b,c\n", "1: expected the header");
-  expect_error(csv_header() + good + "fig9,w,m\n", "3: expected 20 fields");
+  expect_error(csv_header() + good + "fig9,w,m\n", "3: expected 21 fields");
   std::string bad = good;
   bad.replace(bad.find(",0,0,,0,"), 8, ",0,x,,0,");  // layer column is not a number
   expect_error(csv_header() + bad, "2: expected a number in column layer");
