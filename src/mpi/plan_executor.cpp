@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -73,8 +74,9 @@ class PlanRun {
   void start_send(int32_t task);
   void flush_sends();
   void run_compute(int32_t task);
-  std::vector<float> pack(const Task& t);
-  void unpack(const Task& t, const std::vector<float>& buf);
+  PartialStore::Usable made_before(int32_t consumer);
+  std::vector<float> pack(int32_t task);
+  void unpack(int32_t task, const std::vector<float>& buf);
   double now() const { return MPI_Wtime() - t0_; }
 
   const CommPlan& p_;
@@ -94,6 +96,9 @@ class PlanRun {
   std::map<int, ExpertWeights> weights_by_expert_, weights_by_slot_;
   std::vector<float> y_;
   std::vector<uint8_t> reduced_;  // [own pairs]: already added into y
+  // (token, final-reduce task, row) -> the row; y sums them in task order once all are in, so
+  // the float order does not depend on which arrival came first.
+  std::map<std::tuple<int64_t, int32_t, int64_t>, std::vector<float>> finals_;
 
   std::vector<MPI_Request> reqs_;
   std::vector<Pending> pend_;
@@ -101,6 +106,7 @@ class PlanRun {
   std::multimap<double, int32_t> nic_wait_;  // departure time -> NIC send held by the pacer
   NicPacer pacer_;
   std::vector<uint64_t> wire_hash_;
+  std::vector<int32_t> seen_;  // DFS stamps for made_before
 
   double t0_ = 0, dispatch_end_ = 0, combine_begin_ = -1, combine_end_ = 0;
   RankStats st_;
@@ -208,7 +214,7 @@ void PlanRun::progress(bool block) {
     const Req kind = pend_[idx[c]].kind;
     const int32_t task = pend_[idx[c]].task;
     const Task& t = p_.tasks[task];
-    if (kind == Req::RecvData) unpack(t, pend_[idx[c]].buf);
+    if (kind == Req::RecvData) unpack(task, pend_[idx[c]].buf);
     if (kind != Req::SendSignal) finish(task);
     if (kind == Req::RecvData || kind == Req::SendData) {
       if (t.phase == Phase::Dispatch) dispatch_end_ = now();
@@ -250,8 +256,10 @@ void PlanRun::make_ready(int32_t i) {
   else compute_q_.push({t.priority, i});
 }
 
-std::vector<float> PlanRun::pack(const Task& t) {
+std::vector<float> PlanRun::pack(int32_t i) {
+  const Task& t = p_.tasks[i];
   if (t.phase == Phase::Weights) return weights_by_expert_.at(t.expert).packed();
+  const PartialStore::Usable usable = t.phase == Phase::Combine ? made_before(i) : PartialStore::Usable{};
   std::vector<float> buf(t.tokens.size() * size_t(hidden_));
   for (size_t r = 0; r < t.tokens.size(); ++r) {
     float* out = buf.data() + r * hidden_;
@@ -261,13 +269,32 @@ std::vector<float> PlanRun::pack(const Task& t) {
         throw std::logic_error("gpu " + std::to_string(me_) + " must send token " + std::to_string(t.tokens[r]) + " it does not hold");
       std::copy(it->second.begin(), it->second.end(), out);
     } else {
-      partials_.sum(t.tokens[r], t.pairs.data() + t.pair_begin[r], t.pair_begin[r + 1] - t.pair_begin[r], out);
+      partials_.sum(t.tokens[r], t.pairs.data() + t.pair_begin[r], t.pair_begin[r + 1] - t.pair_begin[r], out, usable);
     }
   }
   return buf;
 }
 
-void PlanRun::unpack(const Task& t, const std::vector<float>& buf) {
+// Rows a consuming task may sum: those made by its (transitive) dependencies. Other rows of
+// the same token may already be here by chance of timing; using them would change the float
+// grouping from run to run.
+PartialStore::Usable PlanRun::made_before(int32_t consumer) {
+  if (seen_.empty()) seen_.assign(p_.tasks.size(), -1);
+  auto ancestors = std::make_shared<std::vector<uint8_t>>(p_.tasks.size(), 0);
+  std::vector<int32_t> stack(p_.tasks[consumer].deps);
+  while (!stack.empty()) {
+    const int32_t d = stack.back();
+    stack.pop_back();
+    if (seen_[d] == consumer) continue;
+    seen_[d] = consumer;
+    (*ancestors)[d] = 1;
+    stack.insert(stack.end(), p_.tasks[d].deps.begin(), p_.tasks[d].deps.end());
+  }
+  return [ancestors](int32_t producer) { return producer >= 0 && (*ancestors)[producer]; };
+}
+
+void PlanRun::unpack(int32_t i, const std::vector<float>& buf) {
+  const Task& t = p_.tasks[i];
   if (t.phase == Phase::Weights) {
     weights_by_slot_.insert_or_assign(t.slot, ExpertWeights::unpack(t.expert, hidden_, p_.model.ffn, buf.data()));
     return;
@@ -275,14 +302,14 @@ void PlanRun::unpack(const Task& t, const std::vector<float>& buf) {
   for (size_t r = 0; r < t.tokens.size(); ++r) {
     const float* row = buf.data() + r * hidden_;
     if (t.phase == Phase::Dispatch) tokens_[t.tokens[r]].assign(row, row + hidden_);
-    else partials_.put(t.tokens[r], {t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1]}, row);
+    else partials_.put(t.tokens[r], {t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1]}, row, i);
   }
 }
 
 void PlanRun::start_send(int32_t i) {
   const Task& t = p_.tasks[i];
   if (t.phase == Phase::Combine && combine_begin_ < 0) combine_begin_ = now();
-  std::vector<float> buf = pack(t);
+  std::vector<float> buf = pack(i);
   const double bytes = double(buf.size()) * sizeof(float);
   const bool same_node = t.gpu / p_.gpus_per_node == t.dst_gpu / p_.gpus_per_node;
   const Link link = same_node ? Link::NVLink : Link::NIC;
@@ -335,18 +362,19 @@ void PlanRun::run_compute(int32_t i) {
     for (size_t r = 0; r < t.pairs.size(); ++r) {
       const float g = b_.gate_weights[t.pairs[r]];
       for (int h = 0; h < hidden_; ++h) row[h] = g * y[r * hidden_ + h];
-      partials_.put(t.pairs[r] / k, {t.pairs[r]}, row.data());
+      partials_.put(t.pairs[r] / k, {t.pairs[r]}, row.data(), i);
     }
     st_.pairs_computed += int64_t(t.pairs.size());
     st_.compute_s += now() - start;
   } else {
     if (combine_begin_ < 0) combine_begin_ = start;
+    const PartialStore::Usable usable = made_before(i);
     for (size_t r = 0; r < t.tokens.size(); ++r) {
       const int64_t tok = t.tokens[r], *pairs = t.pairs.data() + t.pair_begin[r];
       const int64_t count = t.pair_begin[r + 1] - t.pair_begin[r];
-      partials_.sum(tok, pairs, count, row.data());
+      partials_.sum(tok, pairs, count, row.data(), usable);
       if (t.kind == TaskKind::PreReduce) {
-        partials_.put(tok, {pairs, pairs + count}, row.data());
+        partials_.put(tok, {pairs, pairs + count}, row.data(), i);
         continue;
       }
       if (tok < first || tok >= b_.token_offset[me_ + 1])
@@ -356,8 +384,7 @@ void PlanRun::run_compute(int32_t i) {
         if (pairs[c] / k != tok) throw std::logic_error("task " + std::to_string(i) + ": pair of another token");
         if (reduced_[pairs[c] - first * k]++) throw std::logic_error("pair " + std::to_string(pairs[c]) + " reduced twice");
       }
-      float* y = y_.data() + (tok - first) * hidden_;
-      for (int h = 0; h < hidden_; ++h) y[h] += row[h];
+      finals_.emplace(std::tuple{tok, i, int64_t(r)}, row);
     }
     combine_end_ = now();
   }
@@ -393,6 +420,11 @@ RankOutput PlanRun::run() {
   if (left_ != 0)
     throw std::logic_error("gpu " + std::to_string(me_) + ": " + std::to_string(left_) +
                            " tasks never became ready (cyclic or unsatisfiable dependencies)");
+  for (const auto& [key, row] : finals_) {
+    float* y = y_.data() + (std::get<0>(key) - b_.token_offset[me_]) * hidden_;
+    for (int h = 0; h < hidden_; ++h) y[h] += row[h];
+  }
+  if (!finals_.empty()) combine_end_ = now();
   st_.total_s = now();
   for (size_t i = 0; i < reduced_.size(); ++i)
     if (!reduced_[i])

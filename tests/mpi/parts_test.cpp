@@ -108,6 +108,19 @@ TEST(PartialStore, OverlappingRowsDoNotDoubleCount) {
   EXPECT_EQ(out, 7);
 }
 
+TEST(PartialStore, UsesOnlyRowsOfAcceptedProducers) {
+  PartialStore s(1);
+  const float p1[] = {1}, p2[] = {2}, p12[] = {3.5f};  // a pre-reduced row that differs in the last bits
+  s.put(0, {1}, p1, 10), s.put(0, {2}, p2, 11), s.put(0, {1, 2}, p12, 12);
+  float out;
+  const int64_t want[] = {1, 2};
+  s.sum(0, want, 2, &out, [](int32_t producer) { return producer != 12; });
+  EXPECT_EQ(out, 3);
+  s.sum(0, want, 2, &out);
+  EXPECT_EQ(out, 3.5f);
+  EXPECT_THROW(s.sum(0, want, 2, &out, [](int32_t producer) { return producer == 10; }), std::logic_error);
+}
+
 TEST(NicPacer, SerialisesMessagesAtTheRate) {
   NicPacer p(100.0);  // 100 bytes/s
   EXPECT_DOUBLE_EQ(p.reserve(1.0, 50), 1.5);

@@ -79,14 +79,15 @@ struct Case {
 
 // The comm plan's Transfer bytes per link class, from this process's own pipeline on the same inputs.
 std::map<std::string, std::pair<double, double>> plan_bytes(const Case& c, const std::vector<std::string>& strategies) {
-  ModelShape m = model_preset(c.model);
-  m.hidden = c.hidden, m.ffn = c.ffn, m.bytes_per_elem = 4;
+  ModelShape m = model_preset(c.model);  // the workload's size is in BF16 bytes (paper §6.1) ...
+  m.hidden = c.hidden, m.ffn = c.ffn;
   Topology t = topology_preset("a100", c.np / c.gpn);
   t.gpus_per_node = c.gpn;
   const Trace trace = read_trace(c.trace);
   WorkloadOptions wo;
   wo.size_mb = c.size_mb;
   const Workload w = build_workload(&trace, m, t, wo);
+  m.bytes_per_elem = 4;  // ... while the plan moves fp32 rows, as `zepp run` does
   StrategyOptions so;
   so.optimal = false;
   std::map<std::string, std::pair<double, double>> out;
