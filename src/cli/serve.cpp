@@ -59,6 +59,8 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   d.size_mb = w.workload.size_mb;
   d.seed = w.workload.seed;
   d.history_fraction = w.workload.history_fraction;
+  require(s.drift == "none" || s.drift == "only" || s.drift == "rotating", "--drift",
+          "expected none, only or rotating, got '" + s.drift + "'");
   d.mode = parse_drift_mode(s.drift);
   d.dataset = w.workload.dataset;
   d.period = s.period;

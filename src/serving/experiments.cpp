@@ -82,8 +82,10 @@ std::vector<DriftResult> run_drift_experiment(const std::vector<DriftCase>& case
       row.planning_share = row.total_latency_s > 0 ? planning / row.total_latency_s : 0;
       row.wrapped = w.wrapped();
       out.push_back(row);
-      std::fprintf(stderr, "[%zu/%zu] %s %s %s: %s %.3f ms (%.0f s elapsed)\n", c + 1, cases.size(), dc.workload.c_str(),
-                   mode_name(dc.mode), dc.dataset.c_str(), opt.systems[s].c_str(), row.total_latency_s * 1e3,
+      std::fprintf(stderr, "[%zu/%zu] %s %s %s: %s %s (%.0f s elapsed)\n", c + 1, cases.size(), dc.workload.c_str(),
+                   mode_name(dc.mode), dc.dataset.c_str(), opt.systems[s].c_str(),
+                   opt.simulate ? fmt::format("{:.3f} ms", row.total_latency_s * 1e3).c_str()
+                                : fmt::format("R {:.3f}", row.mean_imbalance).c_str(),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
   }

@@ -108,7 +108,8 @@ std::vector<double> estimate_gpu_load(const std::vector<double>& demand, const P
 std::vector<double> expert_demand(const RoutingBatch& batch) {
   std::vector<double> d(batch.num_experts, 0.0);
   for (int32_t e : batch.expert_ids) {
-    require(e >= 0 && e < batch.num_experts, "batch", "expert id " + std::to_string(e) + " out of range");
+    if (e < 0 || e >= batch.num_experts)  // no message built on the hot path
+      throw ArgumentError("batch: expert id " + std::to_string(e) + " out of range");
     d[e] += 1;
   }
   return d;

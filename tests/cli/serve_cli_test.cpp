@@ -1,0 +1,54 @@
+// `zepp simulate --iterations N` end to end on the real Llama-4 trace, and its bad arguments.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_zepp.hpp"
+
+namespace zepp {
+namespace {
+
+using testing::run_zepp;
+using testing::shared_dir;
+
+const std::string kArgs = " --trace " + shared_dir() + "/data/traces/llama4-maverick-mmlu --model llama4-maverick";
+
+TEST(ServeCli, IterationsReportEveryIterationOnTheSimulator) {
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
+  const auto r = run_zepp("simulate --format json --iterations 2 --drift rotating --dataset anatomy --drift-period 1"
+                          " --size-mb 1 --strategies zepp,zepp+swaps" + kArgs);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["executor"], "sim");
+  ASSERT_EQ(j["systems"].size(), 2u);
+  for (const auto& s : j["systems"]) {
+    ASSERT_EQ(s["iterations"].size(), 2u);
+    EXPECT_EQ(s["iterations"][0]["dataset"], "abstract_algebra");
+    EXPECT_EQ(s["iterations"][1]["dataset"], "anatomy");
+    for (const auto& it : s["iterations"]) {
+      EXPECT_GT(it["latency_ms"].get<double>(), 0);
+      EXPECT_EQ(it["weight_nic_mb"].get<double>(), 0);  // static placement, swaps over NVLink only
+    }
+  }
+}
+
+TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
+  auto r = run_zepp("simulate --iterations 2 --drift sometimes" + kArgs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--drift"), std::string::npos) << r.err;
+  r = run_zepp("simulate --iterations 2 --executor estimate" + kArgs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--executor"), std::string::npos) << r.err;
+  r = run_zepp("simulate --iterations 2 --drift only --dataset law" + kArgs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("dataset: 'law' is not a dataset of the trace (abstract_algebra, anatomy)"), std::string::npos)
+      << r.err;
+  r = run_zepp("simulate --iterations 2 --model kimi-k2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--trace"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace zepp
