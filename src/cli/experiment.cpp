@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/serve.hpp"
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/report.hpp"
@@ -120,6 +121,7 @@ void add_experiment(CLI::App& app) {
             &experiments::fig9_spec);
   add_sweep(cmd, "fig10", "Figure 10: weak scaling of the Kimi-K2 shape, 2-32 nodes, 1 and 64 MB, a100 and h100",
             &experiments::fig10_spec);
+  add_drift_experiments(cmd);  // fig12 and replay (src/cli/drift_experiments.cpp)
   auto f = std::make_shared<ReportFlags>();
   CLI::App* rep = cmd->add_subcommand("report", "docs/reproduction.md: our numbers beside the paper's, from the CSVs");
   rep->add_option("--fig9", f->fig9, "Figure 9 results CSV");

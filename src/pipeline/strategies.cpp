@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "placement/placement.hpp"
 #include "pipeline/strategy.hpp"
+#include "swap/strategies.hpp"
 
 namespace zepp {
 namespace {
@@ -37,6 +38,8 @@ const std::vector<StrategyEntry>& strategy_registry() {
       {"comet", "contiguous experts, home routing, dense all-gather dispatch, tiled compute/comm overlap", decide_comet},
       {"comet+eplb", "EPLB replicas and placement, even split, dense all-gather dispatch, tiled overlap", decide_comet_eplb},
       {"epic", "replicated placement, nearest-replica routing, per-node dispatch dedup, per-expert pipelining", decide_epic},
+      {"moonep", "per-invocation replicas from the batch (owner copies, across nodes), exactly balanced routing, all-to-allv, barriers", decide_moonep},
+      {"halo-q", "per-invocation hot-expert replicas on aligned rank groups, quota repair, local-first routes, all-to-allv, barriers", decide_haloq},
       {"zepp", "Zepp placement (§4.1), locality-preferred routing, split + merge (§4.2), Algorithm 1 overlap", decide_zepp},
   };
   return registry;
