@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/serve.hpp"
 #include "core/error.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
@@ -19,6 +20,7 @@ struct SimulateFlags {
   std::string format = "table";
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false;
+  ServeFlags serve;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -35,17 +37,18 @@ void run(const SimulateFlags& f) {
   require(f.opt.extra_slots >= 0, "--extra-slots", "must be >= 0");
   const auto names = split_list(f.strategies);
   require(!names.empty(), "--strategies", "names no strategy");
+  StrategyOptions opt = f.opt;
+  opt.split = !f.no_split;
+  opt.merge = !f.no_merge;
+  opt.overlap = !f.no_overlap;
+  opt.locality = !f.no_locality;
+  if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;
   if (f.executor == "estimate") ex = ExecutorKind::Estimate;
   else if (f.executor == "sim") ex = ExecutorKind::Sim;
   else throw ArgumentError("--executor: expected sim or estimate, got '" + f.executor + "'");
   require(f.format == "table" || f.format == "json" || f.format == "csv", "--format", "expected table, json or csv");
 
-  StrategyOptions opt = f.opt;
-  opt.split = !f.no_split;
-  opt.merge = !f.no_merge;
-  opt.overlap = !f.no_overlap;
-  opt.locality = !f.no_locality;
   ResolvedWorkload r = resolve(f.w);
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
@@ -61,6 +64,7 @@ void add_simulate(CLI::App& app) {
   auto f = std::make_shared<SimulateFlags>();
   CLI::App* cmd = app.add_subcommand("simulate", "Place, route and time one MoE layer under each strategy");
   f->w.add_to(cmd);
+  f->serve.add_to(cmd);
   cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, zepp")->capture_default_str();
   cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
