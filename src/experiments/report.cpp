@@ -41,22 +41,32 @@ std::string explain(const ResultRow& z, const ResultRow& v, double paper, const 
       v.max_nic_bytes > 0 ? pct(z.max_nic_bytes / v.max_nic_bytes) : "n/a", z.max_compute_us, v.max_compute_us,
       z.imbalance, v.imbalance, pct(z.comm_hidden_fraction));
   const double ratio = (v.latency_us / z.latency_us) / paper;
+  std::vector<std::string> why;
   if (ratio < 0.8) {
-    s += " Ours is lower:";
     if (z.max_compute_us > 1.2 * v.max_compute_us)
-      s += " Zepp's compute groups per (expert, source node) each read the expert's weights again, and at this size "
-           "the roofline GEMM is bound by those reads, so our zepp computes longer (the paper's grouped GEMM reads "
-           "them once per expert);";
+      why.push_back("zepp's compute groups per (expert, source node) each read the expert's weights again and at "
+                    "this size the roofline GEMM is bound by those reads, so our zepp computes longer (the paper's "
+                    "grouped GEMM reads them once per expert)");
     if (v.strategy == "a2av" && z.size_mb <= 1)
-      s += " the paper's NVSHMEM all-to-allv pays per-transfer initiation and synchronisation costs that we reduce "
-           "to a fixed per-put latency (presets.cpp), so our a2av is faster than theirs;";
+      why.push_back("the paper's NVSHMEM all-to-allv pays per-transfer initiation and synchronisation costs that we "
+                    "reduce to a fixed per-put latency (presets.cpp), so our a2av is faster than theirs");
     if (v.strategy == "comet+eplb")
-      s += " our COMET+EPLB overlaps with no contention between its transfers and GEMMs (no SM sharing), which "
-           "favours it;";
+      why.push_back("our COMET+EPLB overlaps with no contention between its transfers and GEMMs (no SM sharing), "
+                    "which favours it");
+    if (z.comm_hidden_fraction < 0.5)
+      why.push_back("our zepp hides only " + pct(z.comm_hidden_fraction) + " of its communication behind compute here");
+    if (why.empty()) why.push_back("no single modelled cause stands out in these metrics");
+    s += " Ours is lower: ";
   } else if (ratio > 1.25) {
-    s += " Ours is higher: no metadata exchange or planning time is on zepp's simulated critical path (the paper "
-         "times both), and fluid max-min links turn zepp's traffic reduction fully into time;";
+    if (v.imbalance > 2)
+      why.push_back(fmt::format("{}'s busiest GPU serves {:.1f}x the mean load on this workload, more skew than the "
+                                "paper's baselines face",
+                                v.strategy, v.imbalance));
+    why.push_back("no metadata exchange or planning time is on zepp's simulated critical path (the paper times both), "
+                  "and fluid max-min links turn zepp's traffic reduction fully into time");
+    s += " Ours is higher: ";
   }
+  for (size_t i = 0; i < why.size(); ++i) s += (i ? "; " : "") + why[i] + (i + 1 == why.size() ? "." : "");
   if (!ws.note.empty()) s += " Workload: " + ws.note + ".";
   return s;
 }

@@ -1,6 +1,7 @@
 // The sweep driver, its CSV and resume, the report and the figures, on tiny configurations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -223,6 +224,30 @@ TEST(Plots, GnuplotWritesSvgs) {
   ASSERT_EQ(line.size(), 1u);
   EXPECT_NE(slurp(line[0]).find("<svg"), std::string::npos);
   EXPECT_THROW(plot_fig9(rows, dir.string()), ArgumentError);  // no fig9 rows left
+}
+
+}  // namespace
+}  // namespace zepp::experiments
+
+namespace zepp::experiments {
+namespace {
+
+// docs/reproduction.md is generated: regenerating it from the committed CSVs must give the
+// committed file (rerun `zepp experiment report` after changing either).
+TEST(Report, CommittedReproductionMatchesCommittedResults) {
+  const fs::path root = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  const fs::path md = root / "docs" / "reproduction.md";
+  const fs::path f9 = root / "docs" / "results" / "fig9.csv", f10 = root / "docs" / "results" / "fig10.csv";
+  if (!fs::exists(md) || !fs::exists(f9) || !fs::exists(f10)) GTEST_SKIP() << "no committed results under " << root;
+  const auto fig9 = read_results(f9.string()), fig10 = read_results(f10.string());
+  std::vector<std::string> figures;
+  for (const auto& r : fig9)
+    if (std::find(figures.begin(), figures.end(), "figures/fig9-" + r.workload + ".svg") == figures.end())
+      figures.push_back("figures/fig9-" + r.workload + ".svg");
+  figures.push_back("figures/fig10.svg");
+  EXPECT_EQ(slurp(md), reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures))
+      << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv --fig10 "
+         "docs/results/fig10.csv --out docs/reproduction.md";
 }
 
 }  // namespace
