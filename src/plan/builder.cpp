@@ -144,25 +144,55 @@ void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
 }
 
 void Builder::add_compute_groups() {
-  // Group per (slot, source node) with overlap (delivery order = combine return order),
-  // per slot without. Pairs are visited in ascending order, so each group's list is sorted.
-  const int groups_per_slot = opt_.overlap ? N_ : 1;
-  std::vector<int32_t> group(size_t(placement_.num_slots()) * groups_per_slot, -1);
+  // With overlap a slot's pairs are split by source node, in delivery order (source nodes
+  // n+1, ..., n+N-1 arrive in rounds 1..N-1, own node last), which is also the combine return
+  // order. A group smaller than the roofline ridge (tokens at which FLOP time equals the weight
+  // read) would re-read the expert's weights for little work, so consecutive source nodes are
+  // merged until a group reaches the ridge; a short tail joins the group before it. Without
+  // overlap one group per slot. Pairs are visited in ascending order, so lists stay sorted.
+  const int S = placement_.num_slots();
+  const double ridge = plan_.model.bytes_per_elem * topo_.peak_flops / (2.0 * topo_.hbm_bw);
+  std::vector<int64_t> count(size_t(S) * N_, 0);  // [slot][source node] pairs
+  for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p)
+    ++count[size_t(routing_.slot_of_pair[p]) * N_ + node_of(src_gpu_of_token_[p / K_])];
+  std::vector<int32_t> group_of(size_t(S) * N_, 0);  // [slot][source node] -> group number
+  std::vector<int32_t> rank_of_group(size_t(S) * N_, 0);  // [slot][group] -> delivery rank of its last node
+  if (opt_.overlap) {
+    for (int slot = 0; slot < S; ++slot) {
+      const int n = node_of(placement_.gpu_of_slot(slot));
+      int group = 0;
+      double acc = 0;
+      for (int r = 1; r <= N_; ++r) {  // delivery ranks 1..N-1, then N = own node
+        const int src_node = (n + r) % N_;
+        const int64_t c = count[size_t(slot) * N_ + src_node];
+        if (c == 0) continue;
+        if (acc >= ridge) ++group, acc = 0;
+        group_of[size_t(slot) * N_ + src_node] = group;
+        rank_of_group[size_t(slot) * N_ + group] = r;
+        acc += double(c);
+      }
+      // A final group below the ridge folds into the one before it.
+      if (group > 0 && acc < ridge)
+        for (int r = 1; r <= N_; ++r) {
+          int32_t& g = group_of[size_t(slot) * N_ + (n + r) % N_];
+          if (g == group) g = group - 1, rank_of_group[size_t(slot) * N_ + group - 1] = r;
+        }
+    }
+  }
+  std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
   for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p) {
     const int32_t slot = routing_.slot_of_pair[p];
-    const int gpu = gpu_of_pair_[p];
     const int src_node = node_of(src_gpu_of_token_[p / K_]);
-    int32_t& g = group[size_t(slot) * groups_per_slot + (opt_.overlap ? src_node : 0)];
+    const int32_t group = group_of[size_t(slot) * N_ + src_node];
+    int32_t& g = task_of[size_t(slot) * N_ + group];
     if (g < 0) {
       Task t;
       t.kind = TaskKind::Compute;
       t.phase = Phase::Compute;
-      t.gpu = gpu;
+      t.gpu = gpu_of_pair_[p];
       t.slot = slot;
       t.expert = placement_.phy2log[slot];
-      // Delivery rank: source nodes n+1, ..., n+N-1 arrive in rounds 1..N-1; own node last.
-      const int rank = (src_node - node_of(gpu) + N_) % N_;
-      t.priority = opt_.overlap ? (rank == 0 ? N_ : rank) : 0;
+      t.priority = opt_.overlap ? rank_of_group[size_t(slot) * N_ + group] : 0;
       g = add_task(std::move(t));
       add_dep(g, weights_of_slot_[slot]);
     }

@@ -126,7 +126,11 @@ struct CommPlan {
 // each pair's slot holding the pair's expert; weight moves name slots and GPUs of `topo`.
 // Compute groups: with overlap one group per (slot, source node), ordered by delivery
 // (source nodes n+1, ..., n+N-1, then n's own tokens), which is also Algorithm 1's combine
-// order (return groups for destination n+1, ..., n); without overlap one group per slot.
+// order (return groups for destination n+1, ..., n); consecutive source nodes share a group
+// while it is below the roofline ridge (bytes_per_elem · peak_flops / (2 · hbm_bw) tokens),
+// since a smaller GEMM re-reads the expert's weights for little work (the paper partitions
+// computation to overlap communication, §4.2; memory-bound pieces gain nothing from it).
+// Without overlap one group per slot.
 // Priorities: transfers by phase and round (weights first; dispatch rounds 1..N-1, then
 // intra-node; combine rounds 1..N-1, then intra-node; within a round the cyclic lane of lines
 // 10 and 20); compute groups by delivery rank (1..N-1, own node N); pre-reductions -1 (their
