@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "exec/estimate.hpp"
+#include "exec/sim.hpp"
 #include "routing/routing.hpp"
 
 namespace zepp {
@@ -74,7 +75,7 @@ StrategyOutcome run_strategy(const std::string& name, const Workload& w, const M
       out.result = estimate_layer(w.batch, d.placement, d.routing, topo, model);
       break;
     case ExecutorKind::Sim:
-      throw ArgumentError("executor: sim is being wired to the SimGrid executor; use --executor estimate");
+      out.result = simulate_plan(d.make_plan(d.placement, d.routing), topo, opt.timeline);
       break;
   }
   out.placement = std::move(d.placement);
