@@ -30,7 +30,7 @@ def _number(value, name, kind):
 
 
 def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av", "eplb", "zepp"),
-             executor="estimate", *, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=1.2, dataset="",
+             executor="sim", *, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=1.2, dataset="",
              extra_slots=2, balance_slack=0.1, nic_slack=0.0, eplb_groups=0, split=True, merge=True,
              overlap=True, locality=True, **overrides):
     """Place, route and time one MoE layer under each strategy; the figures `zepp simulate --format json` prints.
@@ -45,7 +45,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         model: model preset name (required with a trace; default kimi-k2 without one).
         topology: cluster preset, "a100" or "h100" (paper §6.1); nodes: node count N.
         strategies: names to run, e.g. ("a2av", "eplb", "zepp").
-        executor: "estimate" (closed form) or "sim" (SimGrid cluster).
+        executor: "sim" (SimGrid cluster, the default, as `zepp simulate`) or "estimate" (closed form).
         size_mb, seed, layer, history_fraction, zipf, dataset: workload (see `zepp simulate --help`).
         extra_slots: R extra slots per GPU (§4.1); balance_slack: C of equation (1);
         nic_slack: C_NIC of equation (2); eplb_groups: EPLB expert groups (0: automatic).
