@@ -141,8 +141,8 @@ void plot_drift_speedups(const std::vector<DriftResult>& rows, const std::string
   std::string gp = "set terminal svg size 1000,420 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n";
   gp += fmt::format("set output '{}.svg'\nset title '{}'\n", base, title);
   gp += "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
-        "set ylabel 'speedup over the first system'\nset yrange [0:*]\nset grid ytics\nset key outside right top\n"
-        "set xtics rotate by -20\n";
+        "set yrange [0:*]\nset grid ytics\nset key outside right top\nset xtics nomirror scale 0\n";
+  gp += fmt::format("set ylabel 'speedup over {}'\n", systems.front());
   gp += fmt::format("plot for [i=2:{}] '{}.dat' using i:xtic(1) title columnheader(i)\n", systems.size() + 1, base);
   write_file(base + ".gp", gp);
   require(base.find('\'') == std::string::npos, "base", "must not contain a single quote");

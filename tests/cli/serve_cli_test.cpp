@@ -16,7 +16,7 @@ const std::string kArgs = " --trace " + shared_dir() + "/data/traces/llama4-mave
 
 TEST(ServeCli, IterationsReportEveryIterationOnTheSimulator) {
   if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
-  const auto r = run_zepp("simulate --format json --iterations 2 --drift rotating --dataset anatomy --drift-period 1"
+  const auto r = run_zepp("simulate --executor sim --format json --iterations 2 --drift rotating --dataset anatomy --drift-period 1"
                           " --size-mb 1 --strategies zepp,zepp+swaps" + kArgs);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
