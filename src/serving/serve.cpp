@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 
 #include "core/error.hpp"
@@ -65,6 +66,7 @@ double ServeReport::mean_home_imbalance() const {
   return mean_of(iterations, [](auto& x) { return x.home_imbalance; });
 }
 double ServeReport::excess_removed() const {
+  if (mean_home_imbalance() == 0) return std::nan("");  // no contiguous-home reference (E % G != 0)
   const double excess = mean_home_imbalance() - 1;
   return excess > 0 ? 1 - (mean_imbalance() - 1) / excess : 1.0;
 }

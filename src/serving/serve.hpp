@@ -42,7 +42,8 @@ struct ServeReport {
   double mean_imbalance() const;
   double mean_home_imbalance() const;
   // Share of the excess load removed, as iser-moe.txt §6.1 reports it:
-  // 1 - (mean imbalance - 1) / (mean home imbalance - 1); 1 when there was no excess.
+  // 1 - (mean imbalance - 1) / (mean home imbalance - 1); 1 when there was no excess, NaN when
+  // the home reference is undefined (E % G != 0).
   double excess_removed() const;
   double total_weight_bytes() const;
 };
