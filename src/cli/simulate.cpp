@@ -1,5 +1,6 @@
 // `zepp simulate`: one MoE layer invocation under each strategy, side by side (issue 2 item 9).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "core/error.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
+#include "report/timeline.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -16,8 +18,9 @@ namespace {
 struct SimulateFlags {
   WorkloadFlags w;
   std::string strategies = "a2av,eplb,zepp";
-  std::string executor = "estimate";
+  std::string executor = "sim";
   std::string format = "table";
+  std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg (Gantt) per strategy
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false;
   ServeFlags serve;
@@ -29,6 +32,27 @@ std::vector<std::string> split_list(const std::string& s) {
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
+}
+
+// FILE.json -> FILE-<strategy>.json and FILE-<strategy>.svg; the notice goes to stderr so
+// --format json/csv output stays machine-readable.
+void write_timelines(const std::string& file, const std::vector<StrategyOutcome>& outcomes, const Topology& topo) {
+  const auto dot = file.rfind('.');
+  const bool has_ext = dot != std::string::npos && file.find('/', dot) == std::string::npos;
+  const std::string stem = has_ext ? file.substr(0, dot) : file;
+  const auto dir = std::filesystem::path(stem).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  require(!ec, "--timeline", "cannot create folder " + dir.string() + ": " + ec.message());
+  for (const auto& o : outcomes) {
+    std::string name = o.name;
+    for (char& c : name)
+      if (c == '+') c = '_';
+    const std::string json = stem + "-" + name + ".json", svg = stem + "-" + name + ".svg";
+    write_chrome_trace(o.result, topo.gpus_per_node, json);
+    write_gantt_svg(o.result, topo.gpus_per_node, svg, o.name + ": one MoE layer");
+    std::fprintf(stderr, "timeline %s: %s (Perfetto), %s\n", o.name.c_str(), json.c_str(), svg.c_str());
+  }
 }
 
 void run(const SimulateFlags& f) {
@@ -49,9 +73,12 @@ void run(const SimulateFlags& f) {
   else throw ArgumentError("--executor: expected sim or estimate, got '" + f.executor + "'");
   require(f.format == "table" || f.format == "json" || f.format == "csv", "--format", "expected table, json or csv");
 
+  require(f.timeline.empty() || ex == ExecutorKind::Sim, "--timeline", "needs --executor sim");
+  opt.timeline = !f.timeline.empty();
   ResolvedWorkload r = resolve(f.w);
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
+  if (!f.timeline.empty()) write_timelines(f.timeline, outcomes, r.topo);
 
   const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes);
   std::string text = f.format == "json" ? summary.dump(2) + "\n" : f.format == "csv" ? summary_csv(summary) : summary_table(summary);
@@ -65,9 +92,10 @@ void add_simulate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("simulate", "Place, route and time one MoE layer under each strategy");
   f->w.add_to(cmd);
   f->serve.add_to(cmd);
-  cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, zepp")->capture_default_str();
+  cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, fast, comet, comet+eplb, epic, moonep, halo-q, zepp")->capture_default_str();
   cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
+  cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart)");
   cmd->add_option("--extra-slots", f->opt.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.nic_slack, "C_NIC: NIC load within (1 + C_NIC) V / G (equation 2)")->capture_default_str();
