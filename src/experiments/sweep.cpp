@@ -142,7 +142,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     check_trace_matches_model(*t, model_preset(ws.model));
     traces.emplace(ws.trace, std::move(t));
   }
-  std::vector<Config> todo;
+  std::vector<Config> pending;
   int skipped = 0;
   for (const auto& ws : spec.workloads)
     for (const auto& topo : spec.topologies)
@@ -150,7 +150,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         for (double mb : spec.sizes_mb) {
           Config c{&ws, ws.trace.empty() ? nullptr : traces.at(ws.trace).get(), topo, n, mb};
           if (done.count(c.key())) ++skipped;
-          else todo.push_back(c);
+          else pending.push_back(c);
         }
   if (opt.progress && skipped)
     std::fprintf(opt.progress, "[%s] resuming: %d configurations already in %s\n", spec.experiment.c_str(), skipped,
@@ -167,8 +167,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   int finished = 0;
   std::string failure, failure_kind;
   const auto t0 = std::chrono::steady_clock::now();
-  while ((failure.empty() && next < todo.size()) || !running.empty()) {
-    while (failure.empty() && next < todo.size() && int(running.size()) < opt.jobs) {
+  while ((failure.empty() && next < pending.size()) || !running.empty()) {
+    while (failure.empty() && next < pending.size() && int(running.size()) < opt.jobs) {
       int fds[2];
       if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
       std::fflush(nullptr);
@@ -179,7 +179,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
         int code = 0;
         std::string out;
         try {
-          out = "ok\n" + run_config(todo[next], spec, opt);
+          out = "ok\n" + run_config(pending[next], spec, opt);
         } catch (const InputError& e) {
           out = std::string("error\ninput\n") + e.what(), code = 1;
         } catch (const ArgumentError& e) {
@@ -211,16 +211,16 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
       ::close(w.fd);
       int status = 0;
       ::waitpid(w.pid, &status, 0);
-      const Config& c = todo[w.config];
+      const Config& c = pending[w.config];
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.out.rfind("ok\n", 0) == 0) {
         std::fputs(w.out.c_str() + 3, csv.get());
         std::fflush(csv.get());
         ++finished;
         if (opt.progress) {
           const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          const double left = el / finished * double(todo.size() - size_t(finished));
+          const double left = el / finished * double(pending.size() - size_t(finished));
           std::fprintf(opt.progress, "[%s] %d/%zu configurations, elapsed %s, about %s left (done: %s)\n",
-                       spec.experiment.c_str(), finished, todo.size(), duration(el).c_str(), duration(left).c_str(),
+                       spec.experiment.c_str(), finished, pending.size(), duration(el).c_str(), duration(left).c_str(),
                        c.label().c_str());
         }
       } else if (failure.empty()) {
