@@ -57,6 +57,8 @@ LoadProblem read_load_file(const std::string& path) {
     j = json::parse(in);
   } catch (const json::parse_error& e) {
     throw InputError(path + ": byte " + std::to_string(e.byte) + ": expected valid JSON (" + e.what() + ")");
+  } catch (const json::exception& e) {  // e.g. a number beyond double's range
+    throw InputError(path + ": expected JSON with numbers a double can hold (" + e.what() + ")");
   }
   if (!j.is_object()) throw InputError(path + ": expected a JSON object with fields weight, num_replicas, ...");
   LoadProblem p;
@@ -88,7 +90,7 @@ LoadProblem problem_from_trace(const PlaceFlags& f) {
   require(!f.model.empty(), "--model", "is required with --trace");
   require(f.nodes >= 1, "--nodes", "must be >= 1 with --trace");
   require(f.gpus_per_node >= 1, "--gpus-per-node", "must be >= 1 with --trace");
-  require(f.extra_slots >= 0, "--extra-slots", "must be >= 0");
+  require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
   require(f.groups >= 0, "--groups", "must be >= 0");
   const ModelShape model = model_preset(f.model);
   const Trace trace = read_trace(f.trace_path);

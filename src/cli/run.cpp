@@ -171,8 +171,10 @@ void add_run(CLI::App& app) {
     } catch (const std::exception& e) {
       int me = 0;
       MPI_Comm_rank(MPI_COMM_WORLD, &me);
-      const bool user = dynamic_cast<const InputError*>(&e) || dynamic_cast<const ArgumentError*>(&e);
-      std::fprintf(stderr, "zepp run (rank %d): %s: %s\n", me, user ? "error" : "internal error", e.what());
+      const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+      const bool user = oom || dynamic_cast<const InputError*>(&e) || dynamic_cast<const ArgumentError*>(&e);
+      std::fprintf(stderr, "zepp run (rank %d): %s: %s\n", me, user ? "error" : "internal error",
+                   oom ? "out of memory (try smaller --hidden, --ffn or --size-mb)" : e.what());
       std::fflush(stderr);
       MPI_Abort(MPI_COMM_WORLD, user ? 2 : 1);  // ends every rank: none is left waiting in a collective
     }

@@ -58,7 +58,8 @@ void write_timelines(const std::string& file, const std::vector<StrategyOutcome>
 void run(const SimulateFlags& f) {
   require(f.opt.balance_slack >= 0 && f.opt.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
   require(f.opt.nic_slack >= 0, "--nic-slack", "must be >= 0");
-  require(f.opt.extra_slots >= 0, "--extra-slots", "must be >= 0");
+  require(f.opt.extra_slots >= 0 && f.opt.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
+  require(f.serve.iterations >= 0, "--iterations", "must be >= 0");
   const auto names = split_list(f.strategies);
   require(!names.empty(), "--strategies", "names no strategy");
   StrategyOptions opt = f.opt;

@@ -47,7 +47,10 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
 
   // Paper §6.1 / DESIGN.md §3: size in BF16 input activations per GPU, before top-k replication.
   const double tokens = std::floor(opt.size_mb * 1048576.0 / model.token_bytes());
-  Target target{topo.num_gpus(), std::max<int64_t>(1, int64_t(std::min(tokens, 1e15))), model.num_experts, model.top_k};
+  require(tokens >= 1, "size_mb",
+          std::to_string(opt.size_mb) + " MiB per GPU holds less than one token of " +
+              std::to_string(int64_t(model.token_bytes())) + " bytes (hidden x 2)");
+  Target target{topo.num_gpus(), int64_t(std::min(tokens, 1e15)), model.num_experts, model.top_k};
   require(double(target.tokens_per_gpu) * target.num_gpus * target.top_k <= std::numeric_limits<int32_t>::max(),
           "size_mb", std::to_string(opt.size_mb) + " MiB per GPU gives more than 2^31 (token, expert) pairs in all");
 

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -18,7 +20,7 @@ using testing::shared_dir;
 const std::string kReadme = shared_dir() + "/data/eplb/readme-example.json";
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
+  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "_" + name;  // tests run in parallel
   std::ofstream(path) << text;
   return path;
 }

@@ -1,6 +1,7 @@
 // Runs the built `zepp` program and captures its exit status and output (stdout + stderr).
 #pragma once
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -15,7 +16,10 @@ struct ProgramResult {
 };
 
 inline ProgramResult run_zepp(const std::string& args) {
-  const std::string err_file = ::testing::TempDir() + "zepp_stderr.txt";
+  // A file of its own per call: ctest runs tests of this program in parallel processes.
+  std::string err_file = ::testing::TempDir() + "zepp_stderr_XXXXXX";
+  const int fd = mkstemp(err_file.data());
+  if (fd >= 0) close(fd);
   const std::string cmd = std::string(ZEPP_BINARY) + " " + args + " 2>" + err_file;
   ProgramResult r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -28,6 +32,7 @@ inline ProgramResult run_zepp(const std::string& args) {
     for (size_t n; (n = fread(buf.data(), 1, buf.size(), e)) > 0;) r.err.append(buf.data(), n);
     fclose(e);
   }
+  std::remove(err_file.c_str());
   return r;
 }
 

@@ -2,6 +2,8 @@
 // the real DeepSeek-V2-Lite, Llama-4 and Mixtral traces with 2, 4 and 8 ranks; bytes per link
 // class equal the comm plan's; repeated runs are bit-identical; pacing bounds the time; bad input
 // ends every rank, in bounded time, with the message.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -34,7 +36,8 @@ struct Launch {
 
 // mpirun -np N zepp run ARGS, killed after `limit_s` (so a hang fails the test instead of CI).
 Launch mpirun(int np, const std::string& args, int limit_s = 120) {
-  const std::string err_file = ::testing::TempDir() + "zepp_mpi_stderr.txt";
+  // Per-process names: ctest runs these tests in parallel processes.
+  const std::string err_file = ::testing::TempDir() + "zepp_mpi_stderr_" + std::to_string(getpid()) + ".txt";
   const std::string cmd = "OPENBLAS_NUM_THREADS=1 timeout -k 5 " + std::to_string(limit_s) +
                           " mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " + ZEPP_BINARY +
                           " run " + args + " 2>" + err_file;
@@ -58,7 +61,8 @@ std::string trace_subset(const std::string& folder, int count) {
   for (const auto& e : fs::directory_iterator(folder))
     if (e.is_regular_file()) files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  const fs::path dir = fs::path(::testing::TempDir()) / ("zepp_mpi_" + fs::path(folder).filename().string());
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("zepp_mpi_" + std::to_string(getpid()) + "_" + fs::path(folder).filename().string());
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (int i = 0; i < count && i < int(files.size()); ++i) fs::create_symlink(files[i], dir / files[i].filename());
@@ -195,7 +199,7 @@ TEST(MpiRun, PacedNicSendsTakeAtLeastBytesOverRate) {
 }
 
 TEST(MpiRun, MalformedTraceEndsEveryRankWithTheMessage) {
-  const std::string bad = ::testing::TempDir() + "zepp_mpi_bad_trace.json";
+  const std::string bad = ::testing::TempDir() + "zepp_mpi_bad_trace_" + std::to_string(getpid()) + ".json";
   std::ofstream(bad) << "[{\"1\": [[3, 4], [5,";  // truncated selection JSON
   const Launch r = mpirun(4, "--trace " + bad + " --model mixtral-8x7b --gpus-per-node 2 --hidden 16 --ffn 8", 60);
   EXPECT_NE(r.status, 0);

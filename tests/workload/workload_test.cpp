@@ -72,8 +72,13 @@ TEST(Workload, TokensPerGpuFromSize) {
   EXPECT_EQ(w.batch.expert_ids.size(), 2048u * 2);
   o.size_mb = 4;  // 4 MiB / (5120 * 2 B) = 409.6 -> 409
   EXPECT_EQ(build_workload(nullptr, model_preset("llama4-maverick"), cluster(1, 1), o).tokens_per_gpu, 409);
-  o.size_mb = 1e-9;  // below one token: at least one
-  EXPECT_EQ(build_workload(nullptr, small_model(16, 2), cluster(1, 2), o).tokens_per_gpu, 1);
+  o.size_mb = 1e-9;  // below one token: an error naming the field, not a silent round-up
+  try {
+    build_workload(nullptr, small_model(16, 2), cluster(1, 2), o);
+    ADD_FAILURE() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("size_mb: 0.000000 MiB per GPU holds less than one token"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Workload, SplitAndSampleFromEvaluationRequests) {
