@@ -71,11 +71,11 @@ inline int src_gpu_of(const RoutingBatch& b, int64_t token) {
 // A task's dependencies with barriers replaced by what they wait for.
 inline std::set<int32_t> effective_deps(const CommPlan& plan, const Task& t) {
   std::set<int32_t> out;
-  std::vector<int32_t> todo(t.deps.begin(), t.deps.end());
-  while (!todo.empty()) {
-    const int32_t d = todo.back();
-    todo.pop_back();
-    if (plan.tasks[d].kind == TaskKind::Barrier) todo.insert(todo.end(), plan.tasks[d].deps.begin(), plan.tasks[d].deps.end());
+  std::vector<int32_t> pending(t.deps.begin(), t.deps.end());
+  while (!pending.empty()) {
+    const int32_t d = pending.back();
+    pending.pop_back();
+    if (plan.tasks[d].kind == TaskKind::Barrier) pending.insert(pending.end(), plan.tasks[d].deps.begin(), plan.tasks[d].deps.end());
     else out.insert(d);
   }
   return out;

@@ -65,7 +65,7 @@ TEST(GanttSvg, GnuplotDrawsEveryLane) {
   EXPECT_NE(text.str().find("<svg"), std::string::npos);
   EXPECT_NE(text.str().find("GPU 3 (n1)"), std::string::npos);
   EXPECT_NE(text.str().find("NIC out"), std::string::npos);
-  // The data file holds one box per event (plus one placeholder per track).
+  // The data file holds one box per event (plus one empty row per track so every lane is drawn).
   std::ifstream dat(svg + ".dat");
   int boxes = 0;
   for (std::string line; std::getline(dat, line);) boxes += !line.empty() && line[0] != '#';
