@@ -33,7 +33,19 @@ StrategyDecision decide_comet_eplb(const StrategyInput& in);
 // pipelined by expert: each expert's GEMM starts when all its tokens arrived.
 StrategyDecision decide_epic(const StrategyInput& in);
 
+// SGLang's EP MoE under DP attention (paper §6.4 baseline): contiguous experts, home routing,
+// dense all-gather of the whole batch to every GPU, one GEMM per expert, dense reduce-scatter,
+// each phase after the previous one (allgather_reduce_scatter_plan).
+StrategyDecision decide_sglang(const StrategyInput& in);
+
 namespace baselines {
+
+// The SGLang plan (sglang.cpp, which derives its bytes): hierarchical all-gather of every GPU's
+// tokens to every GPU, global barrier, one compute task per slot with pairs, global barrier,
+// hierarchical reduce-scatter of one (possibly zero) partial row per (token, GPU), pre-reduced
+// per node. Throws ArgumentError ("batch", "routing") when shapes disagree.
+CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
+                                       const Topology& topo, const ModelShape& model);
 
 // FAST's inter-node order. Every NIC put (hop Put) from GPU s to GPU d of another node is sent
 // to the peer GPU p = node(d) * G + local(s) instead and forwarded p -> d over NVLink (hop

@@ -1,6 +1,7 @@
 // `zepp experiment`: the paper's Figures 9 and 10 as sweeps on the `sim` executor, and the
 // reproduction report beside the published numbers (issue 5).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "cli/serve.hpp"
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
+#include "experiments/fig11.hpp"
 #include "experiments/report.hpp"
 
 namespace zepp::cli {
@@ -90,11 +92,32 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
 }
 
 struct ReportFlags {
-  std::string fig9, fig10, out = "docs/reproduction.md", figures_dir;
+  std::string fig9, fig10, fig11, out = "docs/reproduction.md", figures_dir;
 };
+
+struct Fig11Flags {
+  std::string traces = "../shared/data/traces", csv, plots = "results";
+  std::vector<double> sizes;
+  StrategyOptions opt;
+};
+
+void run_fig11_cmd(const Fig11Flags& f) {
+  experiments::Fig11Spec spec = experiments::fig11_spec();
+  if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
+  for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
+  const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
+  const auto dir = std::filesystem::path(csv).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir);
+  const auto rows = experiments::run_fig11(spec, f.traces, csv, f.opt, stderr);
+  std::printf("results: %s\nfigure: %s\n", csv.c_str(), experiments::plot_fig11(rows, f.plots).c_str());
+  for (const auto& r : rows)
+    if (r.system == "zepp")
+      std::printf("%5g MB %-7s zepp over %s: %.2fx\n", r.size_mb, r.phase.c_str(), spec.systems[0].c_str(), r.speedup);
+}
 
 void run_report(const ReportFlags& f) {
   require(!f.fig9.empty() || !f.fig10.empty(), "--fig9/--fig10", "name at least one results CSV");
+  const auto fig11 = f.fig11.empty() ? std::vector<experiments::Fig11Row>{} : experiments::read_fig11(f.fig11);
   const auto fig9 = f.fig9.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9);
   const auto fig10 = f.fig10.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig10);
   const std::filesystem::path out(f.out);
@@ -108,6 +131,9 @@ void run_report(const ReportFlags& f) {
   if (!fig10.empty()) keep(experiments::plot_fig10(fig10, figs.string()));
   std::ofstream o(f.out);
   o << experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links);
+  if (!fig11.empty())
+    o << experiments::fig11_markdown(fig11, f.fig11,
+                                     std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
   if (!o) throw ArgumentError("--out: cannot write " + f.out);
   std::printf("report: %s\n", f.out.c_str());
 }
@@ -122,10 +148,20 @@ void add_experiment(CLI::App& app) {
   add_sweep(cmd, "fig10", "Figure 10: weak scaling of the Kimi-K2 shape, 2-32 nodes, 1 and 64 MB, a100 and h100",
             &experiments::fig10_spec);
   add_drift_experiments(cmd);  // fig12 and replay (src/cli/drift_experiments.cpp)
+  auto f11 = std::make_shared<Fig11Flags>();
+  CLI::App* c11 = cmd->add_subcommand("fig11", "Figure 11: Qwen3-30B-A3B end to end, prefill TPS and decode TPOT of zepp over "
+                                               "sglang at 1-16 MB per GPU (whole model, src/model/)");
+  c11->add_option("--traces", f11->traces, "Folder of the real traces (shared/data/traces)")->capture_default_str();
+  c11->add_option("--csv", f11->csv, "Results CSV (default: PLOTS/fig11.csv)");
+  c11->add_option("--plots", f11->plots, "Folder for the CSV default, the SVG and its gnuplot script")->capture_default_str();
+  c11->add_option("--sizes", f11->sizes, "MiB per GPU (comma-separated; default 1,2,4,8,16)")->delimiter(',');
+  c11->add_option("--extra-slots", f11->opt.extra_slots, "R: extra expert slots per GPU (paper §6.1: 2)")->capture_default_str();
+  c11->callback([f11] { run_fig11_cmd(*f11); });
   auto f = std::make_shared<ReportFlags>();
   CLI::App* rep = cmd->add_subcommand("report", "docs/reproduction.md: our numbers beside the paper's, from the CSVs");
   rep->add_option("--fig9", f->fig9, "Figure 9 results CSV");
   rep->add_option("--fig10", f->fig10, "Figure 10 results CSV");
+  rep->add_option("--fig11", f->fig11, "Figure 11 results CSV (zepp experiment fig11); its section follows");
   rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();
   rep->add_option("--figures", f->figures_dir, "Folder for the SVG figures (default: figures/ beside --out)");
   rep->callback([f] { run_report(*f); });

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
+#include "cli/run_layers.hpp"
 #include "core/error.hpp"
 #include "mpi/ffn.hpp"
 #include "mpi/session.hpp"
@@ -24,6 +25,7 @@ struct RunFlags {
   mpi::SessionOptions opt;
   double tolerance = 1e-4;
   bool nodes_given = false;
+  std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
 };
 
 std::vector<std::string> split_names(const std::string& s) {
@@ -98,6 +100,7 @@ int run_ranks(RunFlags f) {
   f.w.nodes = size / gpn;
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
+  if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
   const ResolvedWorkload r = resolve(f.w);
 
   nlohmann::json doc;
@@ -156,6 +159,8 @@ void add_run(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--repeat", f->opt.repeat, "Runs per strategy (fastest wall time reported; outputs must not change)")
       ->capture_default_str();
+  cmd->add_option("--layers", f->layers, "Run consecutive MoE layers ('all' or a list such as 1-3): each layer's output, after a "
+                                         "residual add and a norm, is the next one's input; checked against a dense reference of the stack");
   cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();

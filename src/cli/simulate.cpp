@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/model.hpp"
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
 #include "core/error.hpp"
@@ -24,6 +25,7 @@ struct SimulateFlags {
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false;
   ServeFlags serve;
+  ModelFlags model;
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -67,6 +69,8 @@ void run(const SimulateFlags& f) {
   opt.merge = !f.no_merge;
   opt.overlap = !f.no_overlap;
   opt.locality = !f.no_locality;
+  require(f.timeline.empty() || !f.model.active(), "--timeline", "draws one layer; it does not combine with --layers");
+  if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;
   if (f.executor == "estimate") ex = ExecutorKind::Estimate;
@@ -93,7 +97,8 @@ void add_simulate(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("simulate", "Place, route and time one MoE layer under each strategy");
   f->w.add_to(cmd);
   f->serve.add_to(cmd);
-  cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, fast, comet, comet+eplb, epic, moonep, halo-q, zepp")->capture_default_str();
+  f->model.add_to(cmd);
+  cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, fast, comet, comet+eplb, epic, moonep, halo-q, sglang, zepp")->capture_default_str();
   cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart)");

@@ -92,7 +92,10 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
     if (dst_of(p) == me && !weights.count(batch.expert_ids[p]))
       weights.emplace(batch.expert_ids[p], expert_weights(cfg.data_seed, batch.expert_ids[p], hidden, model.ffn));
   std::vector<float> x(size_t(my_last - my_first) / k * hidden);
-  for (int64_t t = my_first / k; t < my_last / k; ++t) token_activation(cfg.data_seed, t, hidden, x.data() + (t - my_first / k) * hidden);
+  require(!cfg.input || cfg.input->size() == x.size(), "input", "must hold this rank's tokens x hidden rows");
+  if (cfg.input) x = *cfg.input;
+  else
+    for (int64_t t = my_first / k; t < my_last / k; ++t) token_activation(cfg.data_seed, t, hidden, x.data() + (t - my_first / k) * hidden);
 
   std::vector<int64_t> send_rows(n, 0), recv_rows(n, 0);
   for (int64_t p = my_first; p < my_last; ++p)

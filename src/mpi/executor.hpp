@@ -21,6 +21,9 @@ namespace zepp::mpi {
 struct ExecConfig {
   uint64_t data_seed = 7;   // seeds activations and expert weights (mpi/seeded.hpp)
   double nic_bytes_per_s = 0;  // > 0: pace inter-node sends (mpi/pacer.hpp); 0: unpaced
+  // This rank's input rows [own tokens x hidden], in token order (a previous layer's output in
+  // a stack of layers, mpi/stack.hpp); nullptr: seeded activations token_activation(data_seed, t).
+  const std::vector<float>* input = nullptr;
 };
 
 // What one rank measured. Bytes are what this rank sent, by link class: NVLink = a rank of the

@@ -118,6 +118,10 @@ void PlanRun::validate(int size, MPI_Comm comm) const {
   require(b_.num_gpus == p_.num_gpus && b_.top_k == p_.top_k, "batch", "GPU count or top-k differs from the plan's");
   require(p_.token_bytes == double(hidden_) * 4, "plan",
           "token_bytes must be hidden * 4 (build the plan with ModelShape::bytes_per_elem = 4: rows travel as fp32)");
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  require(!cfg_.input || cfg_.input->size() == size_t(b_.token_offset[me + 1] - b_.token_offset[me]) * hidden_, "input",
+          "must hold this rank's tokens x hidden rows");
   int* tag_ub = nullptr;
   int flag = 0;
   MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &flag);
@@ -164,7 +168,8 @@ void PlanRun::prepare() {
   for (int64_t t = first; t < last; ++t) {
     auto& row = tokens_[t];
     row.resize(hidden_);
-    token_activation(cfg_.data_seed, t, hidden_, row.data());
+    if (cfg_.input) std::copy_n(cfg_.input->data() + (t - first) * hidden_, hidden_, row.data());
+    else token_activation(cfg_.data_seed, t, hidden_, row.data());
   }
   y_.assign(size_t(last - first) * hidden_, 0.0f);
   reduced_.assign(size_t(last - first) * p_.top_k, 0);

@@ -12,10 +12,19 @@ namespace zepp::mpi {
 
 std::vector<float> reference_outputs(const RoutingBatch& batch, int gpu, const ModelShape& model, uint64_t data_seed) {
   require(gpu >= 0 && gpu < batch.num_gpus, "gpu", "outside the batch");
-  const int k = batch.top_k, hidden = model.hidden;
+  const int hidden = model.hidden;
   const int64_t first = batch.token_offset[gpu], tokens = batch.token_offset[gpu + 1] - first;
   std::vector<float> x(size_t(tokens) * hidden);
   for (int64_t t = 0; t < tokens; ++t) token_activation(data_seed, first + t, hidden, x.data() + t * hidden);
+  return reference_outputs_from(batch, gpu, model, data_seed, x);
+}
+
+std::vector<float> reference_outputs_from(const RoutingBatch& batch, int gpu, const ModelShape& model,
+                                          uint64_t data_seed, const std::vector<float>& x) {
+  require(gpu >= 0 && gpu < batch.num_gpus, "gpu", "outside the batch");
+  const int k = batch.top_k, hidden = model.hidden;
+  const int64_t first = batch.token_offset[gpu], tokens = batch.token_offset[gpu + 1] - first;
+  require(x.size() == size_t(tokens) * hidden, "x", "must hold the GPU's tokens x hidden values");
   std::map<int, std::vector<int64_t>> by_expert;  // expert -> local pair indices
   for (int64_t p = 0; p < tokens * k; ++p) by_expert[batch.expert_ids[first * k + p]].push_back(p);
   std::vector<float> contrib(size_t(tokens) * k * hidden);

@@ -15,6 +15,11 @@ namespace zepp::mpi {
 // when gpu is outside the batch.
 std::vector<float> reference_outputs(const RoutingBatch& batch, int gpu, const ModelShape& model, uint64_t data_seed);
 
+// The same from given inputs x [tokens of gpu x model.hidden] (a layer of a stack, mpi/stack.hpp),
+// with expert weights seeded by `weight_seed`. Throws ArgumentError("gpu", "x") on bad shapes.
+std::vector<float> reference_outputs_from(const RoutingBatch& batch, int gpu, const ModelShape& model,
+                                          uint64_t weight_seed, const std::vector<float>& x);
+
 // Largest relative error over tokens: max_t ||y_t - ref_t||_2 / ||ref_t||_2 (the absolute error
 // where ||ref_t|| = 0). NaN anywhere gives NaN. Throws ArgumentError("y") on a size mismatch.
 double max_relative_error(const std::vector<float>& y, const std::vector<float>& ref, int hidden);

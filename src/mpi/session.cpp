@@ -9,7 +9,6 @@
 #include "mpi/reference.hpp"
 
 namespace zepp::mpi {
-namespace {
 
 uint64_t plan_hash(const CommPlan& plan) {
   uint64_t h = kFnvBasis;
@@ -33,6 +32,8 @@ void require_same(uint64_t v, const char* what, MPI_Comm comm) {
   MPI_Allreduce(&v, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
   if (lo != hi) throw std::logic_error(std::string("ranks disagree on ") + what);
 }
+
+namespace {
 
 uint64_t fold_over_ranks(uint64_t mine, MPI_Comm comm) {
   int n = 0;

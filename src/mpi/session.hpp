@@ -43,6 +43,11 @@ struct StrategyRun {
 StrategyRun run_strategy_mpi(const std::string& strategy, const Workload& workload, const ModelShape& model,
                              const Topology& topo, const SessionOptions& opt, MPI_Comm comm);
 
+// FNV-1a of every field of every task: ranks compare it to show they built the same plan.
+uint64_t plan_hash(const CommPlan& plan);
+// Throws std::logic_error("ranks disagree on <what>") unless every rank of `comm` passes the same v.
+void require_same(uint64_t v, const char* what, MPI_Comm comm);
+
 // {"strategy", "executor", "wall_s", "max_rel_error", "output_checksum" (hex), "wire_checksum"
 //  (hex), "nvlink_bytes", "nic_bytes", "plan_nvlink_bytes", "plan_nic_bytes", "bytes_match_plan",
 //  "pairs_computed", "messages", "plan_tasks", "plan_transfers", "ranks": [{"rank", "node",

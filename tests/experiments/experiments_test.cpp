@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
+#include "experiments/fig11.hpp"
 #include "experiments/published.hpp"
 #include "experiments/report.hpp"
 #include "experiments/results_csv.hpp"
@@ -245,9 +246,11 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
     if (std::find(figures.begin(), figures.end(), "figures/fig9-" + r.workload + ".svg") == figures.end())
       figures.push_back("figures/fig9-" + r.workload + ".svg");
   figures.push_back("figures/fig10.svg");
-  EXPECT_EQ(slurp(md), reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures))
-      << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv --fig10 "
-         "docs/results/fig10.csv --out docs/reproduction.md";
+  std::string expected = reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures);
+  const fs::path f11 = root / "docs" / "results" / "fig11.csv";
+  if (fs::exists(f11)) expected += fig11_markdown(read_fig11(f11.string()), "docs/results/fig11.csv", "figures/fig11.svg");
+  EXPECT_EQ(slurp(md), expected) << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv "
+                                    "--fig10 docs/results/fig10.csv --fig11 docs/results/fig11.csv --out docs/reproduction.md";
 }
 
 }  // namespace

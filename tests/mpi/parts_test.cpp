@@ -11,6 +11,7 @@
 #include "mpi/partials.hpp"
 #include "mpi/reference.hpp"
 #include "mpi/seeded.hpp"
+#include "mpi/stack.hpp"
 
 namespace zepp::mpi {
 namespace {
@@ -27,6 +28,16 @@ std::vector<double> naive_swiglu(const ExpertWeights& w, const std::vector<float
   for (int i = 0; i < h; ++i)
     for (int j = 0; j < f; ++j) y[i] += a[j] * w.down[j * h + i];
   return y;
+}
+
+TEST(Stack, ResidualNormByHand) {
+  // Row 1: r = (1 + 2, 1 - 1) = (3, 0), rms = sqrt(9 / 2 + 1e-6); row 2: r = (0, 0) stays 0.
+  const auto out = residual_norm({1, 1, 0, 0}, {2, -1, 0, 0}, 2);
+  EXPECT_NEAR(out[0], 3 / std::sqrt(4.5 + 1e-6), 1e-6);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[2], 0.0f);
+  EXPECT_THROW(residual_norm({1, 1}, {1}, 2), ArgumentError);
+  EXPECT_NE(layer_seed(7, 1), layer_seed(7, 2));
 }
 
 TEST(Seeded, DeterministicPerTokenAndExpertInRange) {

@@ -1,0 +1,125 @@
+#include "cli/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "model/compose.hpp"
+#include "model/moe_layers.hpp"
+#include "model/report.hpp"
+
+namespace zepp::cli {
+
+void ModelFlags::add_to(CLI::App* cmd) {
+  cmd->add_option("--layers", layers,
+                  "Whole model: 'all' (every MoE layer of the trace plus the model's dense layers) or a list of trace "
+                  "layers ('1,5,9', '1-4'), each with its own placement and routing, plus attention and dense work");
+  cmd->add_option("--phase", phase, "With --layers: prefill (tokens per GPU from --size-mb) or decode (one token per sequence)")
+      ->capture_default_str();
+  cmd->add_option("--batch", batch, "Decode: sequences per GPU (default: tokens per GPU from --size-mb)");
+  cmd->add_option("--context", context, "Prefill: prompt length in tokens (default 1024); decode: cached tokens per sequence, the new one included (default 1024)");
+  cmd->add_option("--kv-cache-gb", kv_cache_gb, "Decode: KV cache per GPU in GB; context = the most tokens per sequence it holds (instead of --context)");
+}
+
+std::vector<int> parse_layers(const std::string& s) {
+  if (s == "all") return {};
+  std::vector<int> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const auto dash = item.find('-', 1);
+    try {
+      size_t used = 0;
+      const int a = std::stoi(item.substr(0, dash), &used);
+      require(used == (dash == std::string::npos ? item.size() : dash), "--layers", "'" + item + "' is not a layer number");
+      const int b = dash == std::string::npos ? a : std::stoi(item.substr(dash + 1), &used);
+      require(dash == std::string::npos || used == item.size() - dash - 1, "--layers", "'" + item + "' is not a range");
+      require(a >= 0 && b >= a, "--layers", "'" + item + "': layers are >= 0 and ranges ascend");
+      for (int l = a; l <= b; ++l) out.push_back(l);
+    } catch (const std::logic_error& e) {
+      if (dynamic_cast<const ArgumentError*>(&e)) throw;
+      throw ArgumentError("--layers: expected 'all' or layer numbers and ranges such as 1,5,9 or 1-4, got '" + s + "'");
+    }
+  }
+  require(!out.empty(), "--layers", "names no layer");
+  return out;
+}
+
+void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, const std::string& executor,
+               const std::string& format, const StrategyOptions& opt, const ServeFlags& serve, const ModelFlags& f) {
+  require(format == "table" || format == "json" || format == "csv", "--format", "expected table, json or csv");
+  require(f.phase == "prefill" || f.phase == "decode", "--phase", "expected prefill or decode, got '" + f.phase + "'");
+  require(!w.trace_path.empty(), "--trace", "--layers runs the MoE layers of a trace; name one");
+  require(executor == "sim" || executor == "estimate", "--executor", "expected sim or estimate, got '" + executor + "'");
+  const bool decode = f.phase == "decode";
+  require(decode || (!f.batch && !f.kv_cache_gb), decode ? "--phase" : (f.batch ? "--batch" : "--kv-cache-gb"),
+          "is a decode option (--phase decode)");
+  require(!(f.context && f.kv_cache_gb), "--kv-cache-gb", "and --context both set the context; give one");
+  require(!f.batch || *f.batch >= 1, "--batch", "must be >= 1");
+  require(!f.context || *f.context >= 1, "--context", "must be >= 1");
+  require(!f.kv_cache_gb || (*f.kv_cache_gb > 0 && std::isfinite(*f.kv_cache_gb)), "--kv-cache-gb", "must be positive");
+
+  const ModelShape model = w.model_shape();
+  const Topology topo = w.cluster();
+  const model::DenseShape dense = model::dense_shape(model.name);
+  const Trace trace = read_trace(w.trace_path);
+  check_trace_matches_model(trace, model);
+
+  model::MoeRunOptions run;
+  run.layers = parse_layers(f.layers);
+  const std::vector<int> present = trace.layer_ids();
+  for (int l : run.layers)
+    require(std::binary_search(present.begin(), present.end(), l), "--layers",
+            fmt::format("layer {} is not an MoE layer of {}; it has {}", l, w.trace_path, fmt::join(present, ",")));
+  run.size_mb = w.workload.size_mb;
+  if (decode && f.batch) run.size_mb = double(*f.batch) * model.token_bytes() / double(1 << 20);  // exactly batch tokens
+  run.iterations = serve.iterations;
+  run.workload = w.workload;
+  run.drift.mode = parse_drift_mode(serve.drift);
+  run.drift.dataset = w.workload.dataset;
+  run.drift.period = serve.period;
+  run.drift.groups = serve.groups;
+  run.executor = executor == "sim" ? ExecutorKind::Sim : ExecutorKind::Estimate;
+  StrategyOptions o = opt;
+  o.optimal = false;  // the exact routing optimum is a single-layer diagnostic
+  const model::MoeRun moe = model::simulate_moe_layers(trace, model, topo, systems, o, run, [](int done, int total, const std::string& s) {
+    std::fprintf(stderr, "\rMoE layers: %d/%d (%s)   ", done, total, s.c_str());
+    if (done == total) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  });
+
+  model::StepShape step;
+  step.phase = decode ? model::StepPhase::Decode : model::StepPhase::Prefill;
+  step.tokens = moe.tokens_per_gpu;
+  step.context = f.context ? *f.context : 1024;
+  if (f.kv_cache_gb) {
+    step.context = int64_t(std::floor(*f.kv_cache_gb * 1e9 / (double(step.tokens) * model::kv_bytes_per_token(model, dense))));
+    require(step.context >= 1, "--kv-cache-gb",
+            fmt::format("{} GB holds less than one token per sequence for {} sequences", *f.kv_cache_gb, step.tokens));
+  }
+  const auto steps = model::compose_steps(moe, model, dense, topo, step, f.layers == "all");
+
+  model::ReportContext c;
+  c.workload = moe.description;
+  const model::AttentionShape& a = dense.attention;
+  const std::string attention = a.mla_kv_rank > 0
+                                    ? fmt::format("MLA, {} heads, cached latent {} + rope {}", a.heads, a.mla_kv_rank, a.rope_dim)
+                                    : fmt::format("{} heads, {} KV heads, head dim {}", a.heads, a.kv_heads, a.head_dim);
+  c.model = fmt::format("{} ({} layers, {} MoE; E={}, top-{}, hidden {}, expert ffn {}; attention: {})", model.name,
+                        model.layers, model.moe_layers, model.num_experts, model.top_k, model.hidden, model.ffn, attention);
+  c.cluster = fmt::format("{} x {} GPUs ({}), data-parallel attention", topo.nodes, topo.gpus_per_node, topo.name);
+  c.phase = f.phase;
+  c.tokens_per_gpu = step.tokens;
+  c.context = step.context;
+  c.gpus = topo.num_gpus();
+  c.executor = executor;
+  const auto doc = model::model_json(c, steps);
+  const std::string text = format == "json" ? doc.dump(2) + "\n" : format == "csv" ? model::model_csv(doc) : model::model_table(doc);
+  std::fputs(text.c_str(), stdout);
+}
+
+}  // namespace zepp::cli

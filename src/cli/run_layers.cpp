@@ -1,0 +1,83 @@
+#include "cli/run_layers.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/model.hpp"
+#include "core/error.hpp"
+#include "mpi/stack.hpp"
+
+namespace zepp::cli {
+namespace {
+
+std::string table(const nlohmann::json& doc) {
+  std::string out = doc["workload"].get<std::string>() + "\n";
+  out += fmt::format("{:<10} {:>6} {:>10} {:>9} {:>11} {:>11} {:>11}\n", "strategy", "layer", "wall_ms", "norm_ms",
+                     "nvlink_MB", "nic_MB", "layer_err");
+  for (const auto& s : doc["strategies"]) {
+    for (const auto& l : s["layers"])
+      out += fmt::format("{:<10} {:>6} {:>10.3f} {:>9.3f} {:>11.3f} {:>11.3f} {:>11.2e}\n", s["strategy"].get<std::string>(),
+                         l["layer"].get<int>(), l["wall_s"].get<double>() * 1e3, l["norm_s"].get<double>() * 1e3,
+                         l["nvlink_bytes"].get<double>() / 1e6, l["nic_bytes"].get<double>() / 1e6,
+                         l["max_rel_error"].get<double>());
+    out += fmt::format("{:<10} {:>6} {:>10.3f}   stack output vs dense reference: max relative error {:.2e}, checksum {}\n",
+                       s["strategy"].get<std::string>(), "total", s["total_s"].get<double>() * 1e3,
+                       s["max_rel_error"].get<double>(), s["output_checksum"].get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_layers(const WorkloadFlags& w, const std::string& layers, const std::vector<std::string>& strategies,
+               const std::string& format, const mpi::SessionOptions& opt, double tolerance) {
+  int me = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  require(!w.trace_path.empty(), "--trace", "--layers runs the MoE layers of a trace; name one");
+  const ModelShape model = w.model_shape();
+  const Topology topo = w.cluster();
+  const Trace trace = read_trace(w.trace_path);
+  check_trace_matches_model(trace, model);
+  std::vector<int> ids = parse_layers(layers);
+  if (ids.empty()) ids = trace.layer_ids();
+  require(trace.has_tokens(), "--trace", "--layers under MPI needs per-token selections (not a load-only trace)");
+  const std::vector<int> present = trace.layer_ids();
+  std::vector<Workload> workloads;
+  for (int l : ids) {
+    require(std::binary_search(present.begin(), present.end(), l), "--layers", "layer " + std::to_string(l) + " is not in the trace");
+    WorkloadOptions o = w.workload;
+    o.layer = l;
+    workloads.push_back(build_workload(&trace, model, topo, o));
+  }
+  nlohmann::json doc;
+  doc["workload"] = fmt::format("{} MoE layers ({} .. {}) of {}; {} ranks = {} nodes x {} GPUs; {} tokens/GPU, hidden {}, ffn {}, "
+                                "fp32 rows; residual add + RMSNorm between layers",
+                                ids.size(), ids.front(), ids.back(), w.trace_path, size, topo.nodes, topo.gpus_per_node,
+                                workloads[0].tokens_per_gpu, model.hidden, model.ffn);
+  doc["layers"] = ids;
+  doc["strategies"] = nlohmann::json::array();
+  double worst = 0;
+  for (const auto& name : strategies) {
+    const mpi::StackRun r = mpi::run_stack_mpi(name, workloads, ids, model, topo, opt, MPI_COMM_WORLD);
+    worst = std::isnan(r.max_rel_error) ? r.max_rel_error : std::max(worst, r.max_rel_error);
+    doc["strategies"].push_back(mpi::to_json(r));
+  }
+  if (me == 0) {
+    const std::string text = format == "json" ? doc.dump(2) + "\n" : table(doc);
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  if (!(worst <= tolerance)) {
+    if (me == 0) std::fprintf(stderr, "zepp run: verification failed: stack output max relative error %.3e exceeds --tolerance %.3e\n", worst, tolerance);
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace zepp::cli

@@ -1,0 +1,77 @@
+#include "model/compose.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "model/pipeline.hpp"
+
+namespace zepp::model {
+namespace {
+
+constexpr int kMoeKernels = 3;  // dispatch, expert GEMMs, combine (see compose.hpp)
+
+// Stage skeletons of one step (layer kinds, non-MoE and host times), MoE times filled later.
+std::vector<StageRow> skeleton(const MoeRun& moe, const ModelShape& m, const DenseShape& d, const Topology& t,
+                               const StepShape& s, bool all_layers) {
+  const std::vector<Op> ends = step_ops(m, d, s, t);  // embedding, final_norm, lm_head
+  std::vector<StageRow> rows;
+  rows.push_back({"embedding", -1, ends[0].time_s, 0, t.kernel_launch});
+  auto add_layer = [&](int layer, bool is_moe) {
+    const std::vector<Op> ops = layer_ops(m, d, s, t, is_moe);
+    rows.push_back({is_moe ? "moe" : "dense", layer, total_time(ops), 0,
+                    t.kernel_launch * double(ops.size() + (is_moe ? kMoeKernels : 0))});
+  };
+  if (all_layers) {
+    require(int(moe.layers.size()) <= m.layers && (moe.layers.empty() || moe.layers.back() < m.layers), "layers",
+            "the trace's layers do not fit the model's " + std::to_string(m.layers) + " layers");
+    for (int l = 0; l < m.layers; ++l) add_layer(l, std::binary_search(moe.layers.begin(), moe.layers.end(), l));
+  } else {
+    for (int l : moe.layers) add_layer(l, true);
+  }
+  rows.push_back({"lm_head", -1, ends[1].time_s + ends[2].time_s, 0, 2 * t.kernel_launch});
+  return rows;
+}
+
+}  // namespace
+
+std::vector<SystemSteps> compose_steps(const MoeRun& moe, const ModelShape& m, const DenseShape& d, const Topology& t,
+                                       const StepShape& s, bool all_layers) {
+  require(s.tokens == moe.tokens_per_gpu, "step",
+          "tokens per GPU " + std::to_string(s.tokens) + " differ from the MoE layers' " + std::to_string(moe.tokens_per_gpu));
+  const std::vector<StageRow> base = skeleton(moe, m, d, t, s, all_layers);
+  std::vector<SystemSteps> out;
+  for (const SystemMoe& sys : moe.systems) {
+    SystemSteps ss;
+    ss.system = sys.system;
+    for (size_t it = 0; it < sys.iterations.size(); ++it) {
+      const std::vector<MoeLayerTime>& layers = sys.iterations[it];
+      require(layers.size() == moe.layers.size(), "layers", "system " + sys.system + " lacks MoE layer results");
+      StepReport step;
+      step.iteration = int(it);
+      step.stages = base;
+      size_t next = 0;
+      for (StageRow& r : step.stages) {
+        if (r.kind != "moe") continue;
+        const MoeLayerTime& lt = layers[next++];
+        r.moe_s = lt.latency_s, r.planning_s = lt.planning_s, r.imbalance = lt.imbalance;
+        r.inter_node_bytes = lt.inter_node_bytes, r.nvlink_bytes = lt.nvlink_bytes;
+      }
+      std::vector<StageTimes> times;
+      for (const StageRow& r : step.stages) times.push_back({r.host_s, r.non_moe_s + r.moe_s});
+      const PipelineTimes p = pipeline(times);
+      for (size_t i = 0; i < step.stages.size(); ++i) {
+        StageRow& r = step.stages[i];
+        r.start_s = p.device_start_s[i], r.end_s = p.device_end_s[i];
+        step.non_moe_s += r.non_moe_s, step.moe_s += r.moe_s;
+      }
+      step.step_s = p.step_s;
+      ss.mean_step_s += step.step_s / double(sys.iterations.size());
+      ss.steps.push_back(std::move(step));
+    }
+    ss.tokens_per_s = ss.mean_step_s > 0 ? double(s.tokens) * t.num_gpus() / ss.mean_step_s : 0;
+    out.push_back(std::move(ss));
+  }
+  return out;
+}
+
+}  // namespace zepp::model

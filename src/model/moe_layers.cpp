@@ -1,0 +1,80 @@
+#include "model/moe_layers.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "exec/sim.hpp"
+#include "serving/serve.hpp"
+
+namespace zepp::model {
+namespace {
+
+std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& asked) {
+  const std::vector<int> present = trace.layer_ids();
+  if (asked.empty()) return present;
+  std::string list;
+  for (int l : present) list += (list.empty() ? "" : ", ") + std::to_string(l);
+  std::vector<int> out = asked;
+  std::sort(out.begin(), out.end());
+  for (size_t i = 0; i < out.size(); ++i) {
+    require(std::binary_search(present.begin(), present.end(), out[i]), "layers",
+            "layer " + std::to_string(out[i]) + " is not in the trace; its MoE layers are " + list);
+    require(i == 0 || out[i] != out[i - 1], "layers", "layer " + std::to_string(out[i]) + " is listed twice");
+  }
+  return out;
+}
+
+MoeLayerTime from_outcome(int layer, const StrategyOutcome& o) {
+  return {layer, o.result.latency_s, o.routing_wall_s, o.imbalance, o.result.inter_node_bytes, o.result.nvlink_bytes};
+}
+
+MoeLayerTime from_iteration(int layer, const IterationReport& it) {
+  return {layer, it.latency_s, it.planning_s, it.imbalance, it.token_nic_bytes + it.weight_nic_bytes,
+          it.token_nvlink_bytes + it.weight_nvlink_bytes};
+}
+
+}  // namespace
+
+MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const Topology& topo,
+                           const std::vector<std::string>& systems, const StrategyOptions& opt,
+                           const MoeRunOptions& run, const MoeProgress& progress) {
+  require(!systems.empty(), "systems", "names no strategy");
+  require(run.iterations >= 0, "iterations", "must be >= 0, got " + std::to_string(run.iterations));
+  require(run.iterations == 0 || run.executor == ExecutorKind::Sim, "iterations", "multi-iteration serving runs on the sim executor");
+  MoeRun out;
+  out.layers = selected_layers(trace, run.layers);
+  for (const auto& s : systems) out.systems.push_back({s, std::vector<std::vector<MoeLayerTime>>(std::max(1, run.iterations))});
+  const int total = int(out.layers.size() * systems.size());
+  int done = 0;
+  const PlanExecutor sim = [](const CommPlan& plan, const Topology& t, bool timeline) { return simulate_plan(plan, t, timeline); };
+  for (int layer : out.layers) {
+    if (run.iterations == 0) {
+      WorkloadOptions w = run.workload;
+      w.layer = layer;
+      w.size_mb = run.size_mb;
+      const Workload workload = build_workload(&trace, model, topo, w);
+      if (out.description.empty()) out.description = workload.description, out.tokens_per_gpu = workload.tokens_per_gpu;
+      for (auto& sys : out.systems) {
+        const StrategyOutcome o = run_strategy(sys.system, workload, model, topo, opt, run.executor);
+        sys.iterations[0].push_back(from_outcome(layer, o));
+        if (progress) progress(++done, total, sys.system);
+      }
+      continue;
+    }
+    DriftOptions d = run.drift;
+    d.layer = layer;
+    d.size_mb = run.size_mb;
+    d.seed = run.workload.seed;
+    d.history_fraction = run.workload.history_fraction;
+    for (auto& sys : out.systems) {
+      DriftWorkload workload(trace, model, topo, d);  // every system sees the same batches
+      if (out.description.empty()) out.description = workload.description(), out.tokens_per_gpu = workload.tokens_per_gpu();
+      const ServeReport r = serve(workload, model, topo, sys.system, run.iterations, opt, sim);
+      for (size_t i = 0; i < r.iterations.size(); ++i) sys.iterations[i].push_back(from_iteration(layer, r.iterations[i]));
+      if (progress) progress(++done, total, sys.system);
+    }
+  }
+  return out;
+}
+
+}  // namespace zepp::model

@@ -1,0 +1,60 @@
+// Every MoE layer of a trace under each strategy (issue 14 item 1): each layer gets its own
+// workload (§6.1 sampling or multi-iteration batches of that layer), its own placement from
+// that layer's history and its own routing, and is timed on an executor. The non-MoE work and
+// the pipeline over layers are added by compose_steps (model/compose.hpp).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pipeline/strategy.hpp"
+#include "serving/drift.hpp"
+#include "trace/trace.hpp"
+#include "workload/workload.hpp"
+
+namespace zepp::model {
+
+struct MoeRunOptions {
+  std::vector<int> layers;     // trace layers to run, ascending; empty = every layer of the trace
+  double size_mb = 1.0;        // BF16 input activations per GPU, MiB (tokens per GPU = size / (hidden · 2))
+  int iterations = 0;          // 0: one batch sampled with replacement per layer (§6.1, build_workload);
+                               // N >= 1: N consecutive batches per layer (serving/serve.hpp), placement kept
+  WorkloadOptions workload;    // seed, history_fraction, dataset (layer and size_mb are set per layer here)
+  DriftOptions drift;          // iterations >= 1: mode, dataset, period, groups
+  ExecutorKind executor = ExecutorKind::Sim;  // iterations >= 1 runs on Sim only
+};
+
+// One MoE layer invocation's result.
+struct MoeLayerTime {
+  int layer = 0;
+  double latency_s = 0;         // executor's layer latency (slowest GPU, §6.1)
+  double planning_s = 0;        // wall time of routing (and swap planning) on this machine
+  double imbalance = 0;         // max / mean routed pairs per GPU
+  double inter_node_bytes = 0, nvlink_bytes = 0;
+};
+
+struct SystemMoe {
+  std::string system;
+  std::vector<std::vector<MoeLayerTime>> iterations;  // [iteration][layer in MoeRun::layers order]
+};
+
+struct MoeRun {
+  std::string description;    // the first layer's workload description
+  int64_t tokens_per_gpu = 0;
+  std::vector<int> layers;    // the trace layers run, ascending
+  std::vector<SystemMoe> systems;
+};
+
+// Progress: (layers done, layers in all, system) after each (layer, system).
+using MoeProgress = std::function<void(int done, int total, const std::string& system)>;
+
+// Runs `systems` (registry strategies; with iterations >= 1 also serve()'s zepp+swaps and
+// zepp-overlap) on every selected layer. Throws ArgumentError naming the option: "layers" (a
+// layer absent from the trace: the message lists those present; repeated), "iterations" (< 0,
+// or >= 1 with an executor other than Sim), "systems" (empty), and what the stages throw.
+MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const Topology& topo,
+                           const std::vector<std::string>& systems, const StrategyOptions& opt,
+                           const MoeRunOptions& run, const MoeProgress& progress = {});
+
+}  // namespace zepp::model

@@ -1,0 +1,78 @@
+#include "model/shape.hpp"
+
+#include "core/error.hpp"
+
+namespace zepp::model {
+
+double AttentionShape::projection_params(int hidden) const {
+  const double h = hidden;
+  if (mla_kv_rank == 0) return h * head_dim * (heads + 2.0 * kv_heads) + double(heads) * head_dim * h;
+  const double q = mla_q_rank > 0 ? h * mla_q_rank + double(mla_q_rank) * heads * head_dim : h * heads * head_dim;
+  const double kv_a = h * (mla_kv_rank + rope_dim);
+  const double kv_b = double(mla_kv_rank) * heads * ((head_dim - rope_dim) + v_head_dim);
+  const double o = double(heads) * v_head_dim * h;
+  return q + kv_a + kv_b + o;
+}
+
+double AttentionShape::kv_elems_per_token() const {
+  return mla_kv_rank == 0 ? 2.0 * kv_heads * head_dim : double(mla_kv_rank + rope_dim);
+}
+
+double AttentionShape::core_flops_per_pair(bool decode) const {
+  if (mla_kv_rank == 0) return 2.0 * heads * 2.0 * head_dim;
+  if (decode) return 2.0 * heads * (2.0 * mla_kv_rank + rope_dim);
+  return 2.0 * heads * (double(head_dim) + v_head_dim);
+}
+
+namespace {
+
+AttentionShape gqa(int heads, int kv_heads, int head_dim) { return {heads, kv_heads, head_dim, head_dim, 0, 0, 0}; }
+// MLA: head_dim = qk_nope_head_dim + qk_rope_head_dim.
+AttentionShape mla(int heads, int nope, int rope, int v, int kv_rank, int q_rank) {
+  return {heads, heads, nope + rope, v, kv_rank, q_rank, rope};
+}
+
+// From each model's public Hugging Face config.json (num_attention_heads, num_key_value_heads,
+// head_dim; MLA: qk_nope_head_dim, qk_rope_head_dim, v_head_dim, kv_lora_rank, q_lora_rank;
+// dense layers' intermediate_size (Llama-4: intermediate_size_mlp); shared experts:
+// n_shared_experts x moe_intermediate_size (Llama-4: one shared expert of intermediate_size);
+// vocab_size). Layer counts and MoE shapes are the presets' (core/presets.cpp).
+std::vector<DenseShape> shapes() {
+  return {
+      // Qwen/Qwen3-30B-A3B: 32 heads, 4 KV heads, head_dim 128, all 48 layers MoE, no shared expert.
+      {"qwen3-30b-a3b", gqa(32, 4, 128), 0, 0, 151936},
+      // Qwen/Qwen3-235B-A22B: 64 heads, 4 KV heads, head_dim 128.
+      {"qwen3-235b-a22b", gqa(64, 4, 128), 0, 0, 151936},
+      // deepseek-ai/DeepSeek-V2-Lite: 16 heads, MLA (nope 128, rope 64, v 128, kv_lora_rank 512,
+      // no q_lora), first layer dense (intermediate_size 10944), 2 shared experts x 1408.
+      {"deepseek-v2-lite", mla(16, 128, 64, 128, 512, 0), 10944, 2 * 1408, 102400},
+      // meta-llama/Llama-4-Maverick-17B-128E: 40 heads, 8 KV heads, head_dim 128; dense layers
+      // intermediate_size_mlp 16384; one shared expert of intermediate_size 8192.
+      {"llama4-maverick", gqa(40, 8, 128), 16384, 8192, 202048},
+      // mistralai/Mixtral-8x7B-v0.1: 32 heads, 8 KV heads, head_dim 128; no dense layer or shared expert.
+      {"mixtral-8x7b", gqa(32, 8, 128), 0, 0, 32000},
+      // moonshotai/Kimi-K2-Instruct: 64 heads, MLA (128, 64, 128, kv 512, q 1536), first layer
+      // dense (18432), 1 shared expert x 2048.
+      {"kimi-k2", mla(64, 128, 64, 128, 512, 1536), 18432, 2048, 163840},
+      // deepseek-ai/DeepSeek-V3: 128 heads, MLA as Kimi-K2, 3 dense layers (18432), 1 shared x 2048.
+      {"deepseek-v3", mla(128, 128, 64, 128, 512, 1536), 18432, 2048, 129280},
+  };
+}
+
+}  // namespace
+
+DenseShape dense_shape(const std::string& name) {
+  for (const auto& s : shapes())
+    if (s.model == name) return s;
+  std::string names;
+  for (const auto& n : dense_shape_names()) names += (names.empty() ? "" : ", ") + n;
+  throw ArgumentError("model: no attention/dense shape for preset '" + name + "', expected one of " + names);
+}
+
+std::vector<std::string> dense_shape_names() {
+  std::vector<std::string> names;
+  for (const auto& s : shapes()) names.push_back(s.model);
+  return names;
+}
+
+}  // namespace zepp::model

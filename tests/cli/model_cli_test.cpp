@@ -1,0 +1,75 @@
+// `zepp simulate --layers ...` end to end (issue 14): every MoE layer of a real trace plus the
+// model's dense layer, per-layer and total figures for each strategy; bad arguments exit 2.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "run_zepp.hpp"
+
+namespace zepp {
+namespace {
+
+using testing::run_zepp;
+using testing::shared_dir;
+
+const std::string kDeepSeek = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+
+TEST(ModelCli, DeepSeekDecodeAllLayersPerLayerAndTotals) {
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
+  const auto r = run_zepp("simulate --trace " + kDeepSeek + " --model deepseek-v2-lite --layers all --phase decode "
+                          "--batch 16 --context 512 --strategies a2av,sglang,zepp --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["phase"], "decode");
+  EXPECT_EQ(j["tokens_per_gpu"], 16);
+  EXPECT_EQ(j["context"], 512);
+  EXPECT_EQ(j["reference"], "sglang");
+  ASSERT_EQ(j["systems"].size(), 3u);
+  for (const auto& s : j["systems"]) {
+    SCOPED_TRACE(s["system"].get<std::string>());
+    const auto& stages = s["steps"][0]["stages"];
+    ASSERT_EQ(stages.size(), 29u);  // embedding, 27 layers (layer 0 dense, 1..26 MoE), lm_head
+    EXPECT_EQ(stages[1]["kind"], "dense");
+    double moe = 0, non_moe = 0, prev_end = 0;
+    int moe_layers = 0;
+    for (const auto& st : stages) {
+      moe += st["moe_ms"].get<double>(), non_moe += st["non_moe_ms"].get<double>();
+      if (st["kind"] == "moe") {
+        ++moe_layers;
+        EXPECT_GT(st["moe_ms"].get<double>(), 0);
+      }
+      EXPECT_GE(st["start_ms"].get<double>(), prev_end);  // one layer after another on the device
+      prev_end = st["end_ms"].get<double>();
+    }
+    EXPECT_EQ(moe_layers, 26);
+    const double step = s["mean_step_ms"].get<double>();
+    EXPECT_DOUBLE_EQ(step, prev_end);
+    EXPECT_GE(step, moe + non_moe - 1e-9);
+    EXPECT_DOUBLE_EQ(s["tpot_ms"].get<double>(), step);
+    EXPECT_NEAR(s["tokens_per_s"].get<double>(), 16.0 * 16 / (step / 1e3), 1e-6 * s["tokens_per_s"].get<double>());
+  }
+  // The table prints the same per-layer rows and a summary line per strategy.
+  const auto t = run_zepp("simulate --trace " + kDeepSeek + " --model deepseek-v2-lite --layers 1,2 --phase decode "
+                          "--batch 16 --strategies sglang,zepp");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("TPOT ms"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("1.00x (ref)"), std::string::npos) << t.out;
+}
+
+TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
+  const std::string base = "simulate --trace " + kDeepSeek + " --model deepseek-v2-lite ";
+  for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
+           {"--layers 99", "--layers"},          {"--layers 1,x", "--layers"},     {"--layers 3-1", "--layers"},
+           {"--layers 1 --phase sideways", "--phase"}, {"--layers 1 --batch 4", "--batch"},
+           {"--layers 1 --phase decode --context 4 --kv-cache-gb 1", "--kv-cache-gb"},
+           {"--layers 1 --timeline t.json", "--timeline"}}) {
+    const auto r = run_zepp(base + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace zepp

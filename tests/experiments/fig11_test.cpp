@@ -1,0 +1,72 @@
+// Figure 11's experiment (issue 14 item 4): its CSV round-trips and rejects malformed rows; the
+// report section puts the paper's numbers beside ours; a tiny run on the real Qwen3 loads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "experiments/fig11.hpp"
+
+namespace zepp::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<Fig11Row> sample_rows() {
+  return {{1, "prefill", "sglang", 256, 1024, 10, 6, 4, 400000, 1},  {1, "prefill", "zepp", 256, 1024, 8, 4, 4, 500000, 1.25},
+          {1, "decode", "sglang", 256, 2000, 40, 6, 34, 100000, 1},  {1, "decode", "zepp", 256, 2000, 38, 4, 34, 105000, 40.0 / 38},
+          {16, "prefill", "sglang", 4096, 1024, 90, 70, 20, 700000, 1}, {16, "prefill", "zepp", 4096, 1024, 50, 30, 20, 1260000, 1.8},
+          {16, "decode", "sglang", 4096, 150, 100, 70, 30, 650000, 1}, {16, "decode", "zepp", 4096, 150, 60, 30, 30, 1090000, 100.0 / 60}};
+}
+
+fs::path temp(const std::string& name) { return fs::path(::testing::TempDir()) / (name + std::to_string(getpid())); }
+
+TEST(Fig11, CsvRoundTripsAndRejectsBadRows) {
+  const fs::path p = temp("fig11.csv");
+  std::ofstream(p) << fig11_csv(sample_rows());
+  const auto back = read_fig11(p.string());
+  ASSERT_EQ(back.size(), 8u);
+  EXPECT_EQ(back[3].system, "zepp");
+  EXPECT_EQ(back[3].context, 2000);
+  EXPECT_NEAR(back[3].speedup, 40.0 / 38, 1e-6);
+  std::ofstream(p) << fig11_csv(sample_rows()) << "1,sideways,zepp,1,1,1,1,1,1,1\n";
+  EXPECT_THROW(read_fig11(p.string()), InputError);
+  std::ofstream(p) << fig11_csv(sample_rows()) << "1,decode,zepp,1,1,x,1,1,1,1\n";
+  try {
+    read_fig11(p.string());
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":10:"), std::string::npos) << e.what();  // names the line
+  }
+  EXPECT_THROW(read_fig11((p.string() + ".absent")), InputError);
+}
+
+TEST(Fig11, ReportPutsThePaperBesideOurs) {
+  const std::string md = fig11_markdown(sample_rows(), "fig11.csv", "figures/fig11.svg");
+  EXPECT_NE(md.find("| 1 | 256 | 400000 | 500000 | 1.25x | 1.32x |"), std::string::npos) << md;
+  EXPECT_NE(md.find("1.80x | 1.92x"), std::string::npos) << md;
+  EXPECT_NE(md.find("1.67x | 1.57x"), std::string::npos) << md;
+  EXPECT_NE(md.find("prefill gains 1.25–1.80x, decode speedups 1.05–1.67x"), std::string::npos) << md;
+  EXPECT_NE(md.find("MoE layers take 60% of sglang's step at 1 MB and 78% at 16 MB"), std::string::npos) << md;
+}
+
+TEST(Fig11, TinyRunOnTheRealQwenLoads) {
+  const std::string traces = std::string(ZEPP_SHARED_DIR) + "/data/traces";
+  if (!fs::exists(traces + "/qwen3-30b-a3b-load")) GTEST_SKIP() << "real traces absent: " << traces;
+  Fig11Spec spec = fig11_spec();
+  spec.sizes_mb = {1.0 / 64};  // 4 tokens per GPU: 48 layers x 2 systems stay quick
+  const fs::path csv = temp("fig11-run.csv");
+  const auto rows = run_fig11(spec, traces, csv.string(), StrategyOptions{}, nullptr);
+  ASSERT_EQ(rows.size(), 4u);  // (prefill, decode) x (sglang, zepp)
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.tokens_per_gpu, 4);
+    EXPECT_NEAR(r.step_ms, r.non_moe_ms + r.moe_ms, 0.05 * r.step_ms) << r.phase << " " << r.system;  // host work hides
+    if (r.system == "sglang") EXPECT_EQ(r.speedup, 1.0);
+  }
+  EXPECT_EQ(read_fig11(csv.string()).size(), 4u);
+}
+
+}  // namespace
+}  // namespace zepp::experiments
