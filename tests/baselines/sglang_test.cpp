@@ -77,7 +77,7 @@ RC_GTEST_PROP(Sglang, BytesFormulaOnRandomBatches, ()) {
   std::vector<std::vector<std::vector<int>>> tokens(size_t(2 * nodes));
   int64_t rows = 0;
   for (auto& gpu : tokens) {
-    gpu.resize(size_t(*rc::gen::inRange(0, 5)));
+    gpu.resize(size_t(*rc::gen::inRange(&gpu == &tokens[0] ? 1 : 0, 5)));  // make_workload reads top-k from GPU 0's first token
     rows += int64_t(gpu.size());
     for (auto& tok : gpu) tok = *rc::gen::unique<std::vector<int>>(size_t(k), rc::gen::inRange(0, experts));
   }
