@@ -1,54 +1,73 @@
-// Zepp's locality-preferred routing (paper §4.1 equation (1), §5) for one layer's tokens.
-#include "routing/routing.hpp"
+// Zepp's locality-preferred routing (paper §4.1 equation (1), §5): a Router bound to one
+// layer's placement, called with the serving engine's arrays as they are.
+#include "routing/router.hpp"
+
+#include <mutex>
 
 #include "bindings.hpp"
+#include "core/error.hpp"
 
 namespace zepp::py {
 
 namespace {
 
-// topk_ids [T, k] (experts < num_experts), src_rank [T] (< num_gpus), phy2log [P] -> slot of every
-// (token, k) pair, [T, k] int64, in the caller's token order.
-Array<int64_t> route(Array<int32_t> topk_ids, Array<int32_t> src_rank, Array<int32_t> phy2log, int num_experts,
-                     int num_nodes, int num_gpus, double balance_slack) {
-  const int64_t T = topk_ids.shape(0);
-  const int k = int(topk_ids.shape(1));
-  const int32_t* ids = topk_ids.data();
-  const int32_t* src = src_rank.data();
+// C-contiguous arrays of exactly T: pybind11 passes numpy's buffer without a copy and refuses
+// anything else (the Python wrapper converts other inputs first).
+template <class T>
+using Exact = pb::array_t<T, pb::array::c_style>;
 
-  Placement placement;
-  placement.num_gpus = num_gpus;
-  placement.num_experts = num_experts;
-  placement.slots_per_gpu = int(phy2log.size()) / num_gpus;
-  placement.phy2log.assign(phy2log.data(), phy2log.data() + phy2log.size());
+class PyRouter {
+ public:
+  // phy2log [P] (validated by the Python wrapper), E experts, num_nodes x num_gpus / num_nodes.
+  PyRouter(Array<int32_t> phy2log, int num_experts, int num_nodes, int num_gpus, double balance_slack)
+      : router_(placement(phy2log, num_experts, num_gpus), cluster(num_nodes, num_gpus / num_nodes), balance_slack) {}
 
-  std::vector<int32_t> slots(size_t(T) * k);
-  {
-    pb::gil_scoped_release unlocked;
-    // RoutingBatch groups tokens by source GPU: a stable counting sort, remembered to undo it.
-    RoutingBatch batch;
-    batch.num_gpus = num_gpus;
-    batch.num_experts = num_experts;
-    batch.top_k = k;
-    batch.token_offset.assign(num_gpus + 1, 0);
-    for (int64_t t = 0; t < T; ++t) ++batch.token_offset[src[t] + 1];
-    for (int g = 0; g < num_gpus; ++g) batch.token_offset[g + 1] += batch.token_offset[g];
-    std::vector<int64_t> next(batch.token_offset.begin(), batch.token_offset.end() - 1), position(T);
-    for (int64_t t = 0; t < T; ++t) position[t] = next[src[t]]++;
-    batch.expert_ids.resize(size_t(T) * k);
-    for (int64_t t = 0; t < T; ++t)
-      std::copy_n(ids + t * k, k, batch.expert_ids.begin() + position[t] * k);
-    batch.gate_weights.assign(size_t(T) * k, 1.0f / float(k));  // routing reads only the ids
-
-    Routing r = route_locality(batch, placement, cluster(num_nodes, num_gpus / num_nodes), balance_slack, true);
-    for (int64_t t = 0; t < T; ++t)
-      std::copy_n(r.slot_of_pair.begin() + position[t] * k, k, slots.begin() + t * k);
+  // topk_ids [T, k] and src_rank [T] -> slots [T, k] written into `out` (topk_ids' dtype and
+  // shape), which is returned. Runs without the GIL; calls on one Router from several Python
+  // threads take turns.
+  template <class Id, class Src>
+  Exact<Id> route(Exact<Id> topk_ids, Exact<Src> src_rank, Exact<Id> out, int threads) {
+    if (topk_ids.ndim() != 2) throw ArgumentError("topk_ids: expected a 2-D array");
+    if (src_rank.ndim() != 1 || src_rank.shape(0) != topk_ids.shape(0))
+      throw ArgumentError("src_rank: expected one rank per token");
+    if (out.ndim() != 2 || out.shape(0) != topk_ids.shape(0) || out.shape(1) != topk_ids.shape(1))
+      throw ArgumentError("out: expected the shape of topk_ids");
+    const int64_t T = topk_ids.shape(0);
+    const int k = int(topk_ids.shape(1));
+    const Id* ids = topk_ids.data();
+    const Src* src = src_rank.data();
+    Id* slots = out.mutable_data();
+    {
+      pb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mutex_);
+      router_.route_tokens(ids, src, T, k, slots, threads);
+    }
+    return out;
   }
-  return to_numpy(std::vector<int64_t>(slots.begin(), slots.end()), {pb::ssize_t(T), k});
-}
+
+ private:
+  static Placement placement(Array<int32_t>& phy2log, int num_experts, int num_gpus) {
+    Placement p;
+    p.num_gpus = num_gpus;
+    p.num_experts = num_experts;
+    p.slots_per_gpu = int(phy2log.size()) / num_gpus;
+    p.phy2log.assign(phy2log.data(), phy2log.data() + phy2log.size());
+    return p;
+  }
+
+  Router router_;
+  std::mutex mutex_;
+};
 
 }  // namespace
 
-void bind_routing(pb::module_& m) { m.def("route", &route); }
+void bind_routing(pb::module_& m) {
+  pb::class_<PyRouter>(m, "Router")
+      .def(pb::init<Array<int32_t>, int, int, int, double>())
+      .def("route", &PyRouter::route<int32_t, int32_t>)
+      .def("route", &PyRouter::route<int32_t, int64_t>)
+      .def("route", &PyRouter::route<int64_t, int32_t>)
+      .def("route", &PyRouter::route<int64_t, int64_t>);
+}
 
 }  // namespace zepp::py

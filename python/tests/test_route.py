@@ -130,3 +130,61 @@ def test_bad_arguments_name_the_argument(kwargs, argument):
 def test_empty_batch():
     slots = zepp.route(np.zeros((0, 2), dtype=np.int64), [], PHY2LOG, 2, 4)
     assert slots.shape == (0, 2) and slots.dtype == np.int64
+
+
+def _batch(seed, T=3000, k=6, E=32, gpus=8, nodes=2):
+    rng = np.random.default_rng(seed)
+    popularity = 1.0 / np.arange(1, E + 1) ** 1.2
+    popularity /= popularity.sum()
+    phy2log = zepp.rebalance_experts(popularity[None, :] * 1e5, gpus * (E // gpus + 2), 1, nodes, gpus, policy="zepp")[0][0]
+    keys = np.log(popularity)[None, :] - np.log(-np.log(rng.random((T, E))))
+    topk = np.ascontiguousarray(np.argpartition(-keys, k - 1, axis=1)[:, :k])
+    return topk, rng.integers(0, gpus, size=T), phy2log, nodes, gpus
+
+
+@pytest.mark.parametrize("id_dtype, src_dtype", [(np.int32, np.int32), (np.int32, np.int64), (np.int64, np.int32),
+                                                 (np.int64, np.int64)])
+def test_router_equals_route_for_every_dtype(id_dtype, src_dtype):
+    topk, src, phy2log, nodes, gpus = _batch(1)
+    expected = zepp.route(topk, src, phy2log, nodes, gpus)
+    router = zepp.Router(phy2log, nodes, gpus)
+    slots = router.route(topk.astype(id_dtype), src.astype(src_dtype))
+    assert slots.dtype == id_dtype  # the caller's dtype, no conversion
+    np.testing.assert_array_equal(slots, expected)
+    # Reused for the next batch, and with a caller-owned output array.
+    topk2, src2, *_ = _batch(2)
+    out = np.empty(topk2.shape, dtype=id_dtype)
+    assert router.route(topk2.astype(id_dtype), src2.astype(src_dtype), out=out) is out
+    np.testing.assert_array_equal(out, zepp.route(topk2, src2, phy2log, nodes, gpus))
+
+
+def test_router_threads_and_non_contiguous_input_give_the_same_slots():
+    topk, src, phy2log, nodes, gpus = _batch(3)
+    one = zepp.Router(phy2log, nodes, gpus).route(topk, src)
+    np.testing.assert_array_equal(zepp.Router(phy2log, nodes, gpus, threads=3).route(topk, src), one)
+    wide = np.zeros((topk.shape[0], 2 * topk.shape[1]), dtype=np.int64)
+    wide[:, ::2] = topk  # a strided view: converted, same result
+    np.testing.assert_array_equal(zepp.Router(phy2log, nodes, gpus).route(wide[:, ::2], src), one)
+
+
+def test_router_names_bad_arguments():
+    router = zepp.Router(PHY2LOG, 2, 4)
+    with pytest.raises(ValueError, match="^topk_ids: entry \\[1, 0\\] is 9"):
+        router.route(np.array([[0], [9]], dtype=np.int32), np.array([0, 1], dtype=np.int32))
+    with pytest.raises(ValueError, match="^src_rank: entry 1 is -2"):
+        router.route(np.array([[0], [1]], dtype=np.int64), np.array([0, -2], dtype=np.int64))
+    with pytest.raises(ValueError, match="^out"):
+        router.route(np.array([[0]], dtype=np.int32), [0], out=np.empty((1, 1), dtype=np.int64))
+    with pytest.raises(ValueError, match="^threads"):
+        zepp.Router(PHY2LOG, 2, 4, threads=0)
+
+
+def test_benchmark_script_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "route_python.py"
+    run = subprocess.run([sys.executable, str(script), "--tokens", "2000", "--repeat", "2"], capture_output=True,
+                         text=True, check=True)
+    assert "zepp.Router.route, int32" in run.stdout and "x argsort" in run.stdout

@@ -7,6 +7,7 @@ Functions (all take numpy arrays or anything numpy.asarray accepts, return int64
 arrays, and raise ValueError naming the argument, file or field on bad input):
   rebalance_experts  DeepSeek EPLB's contract, policy "eplb" or "zepp" (paper §4.1)
   route              per-(token, k) replica choice (paper §4.1 equation (1), §5)
+  Router             the same bound to one layer's placement, for every forward pass (no copies, no GIL)
   simulate           one MoE layer under each strategy: the figures of `zepp simulate --format json`
   read_sglang_stats / write_sglang_stats, read_placement / write_placement   serving-engine files
 """
@@ -21,7 +22,7 @@ except ImportError as e:
 
 from ._formats import PLACEMENT_FORMATS, read_placement, read_sglang_stats, write_placement, write_sglang_stats
 from ._placement import rebalance_experts
-from ._routing import route
+from ._routing import Router, route
 from ._simulate import simulate
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "read_sglang_stats",
     "rebalance_experts",
     "route",
+    "Router",
     "simulate",
     "write_placement",
     "write_sglang_stats",

@@ -9,6 +9,97 @@ import _zepp
 from ._args import array, count
 
 
+def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
+    """Validated (phy2log as int32, E, nodes, gpus, slack) for a Router."""
+    phy = array(phy2log, "phy2log", 1, integer=True)
+    nodes, gpus = count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus")
+    try:
+        slack = float(balance_slack)
+    except (TypeError, ValueError):
+        raise ValueError(f"balance_slack: expected a number, got {balance_slack!r}") from None
+    if not (math.isfinite(slack) and 0 <= slack < 1):
+        raise ValueError(f"balance_slack: expected a value in [0, 1), got {balance_slack!r}")
+    if gpus % nodes:
+        raise ValueError(f"num_gpus: expected a multiple of num_nodes = {nodes}, got {gpus}")
+    P = phy.shape[0]
+    if P == 0 or P % gpus:
+        raise ValueError(f"phy2log: expected a positive multiple of num_gpus = {gpus} slots, got {P}")
+    if phy.min() < 0 or phy.max() >= P:
+        raise ValueError(f"phy2log: expected expert ids in [0, {P}), got [{phy.min()}, {phy.max()}]")
+    E = int(phy.max()) + 1
+    missing = np.setdiff1d(np.arange(E), phy)
+    if missing.size:
+        raise ValueError(f"phy2log: expert {missing[0]} has no slot; every expert of [0, {E}) needs one")
+    return phy.astype(np.int32), E, nodes, gpus, slack
+
+
+def _ids(value, name, ndim):
+    """`value` itself when it is a C-contiguous int32/int64 numpy array of `ndim` dimensions (no
+    copy), else converted as `array` does (int64, a copy)."""
+    if (isinstance(value, np.ndarray) and value.ndim == ndim and value.dtype in (np.int32, np.int64)
+            and value.flags.c_contiguous):
+        return value
+    return array(value, name, ndim, integer=True)
+
+
+class Router:
+    """Zepp's routing bound to one layer's placement, for calling at every forward pass.
+
+    The replica tables are built once here; each `route` call then costs one pass to count the
+    demand, the count-level plan (microseconds) and one pass to assign the pairs, with the GIL
+    released. Same rules and results as `route` (paper §4.1 equation (1), §5).
+
+    Args:
+        phy2log, num_nodes, num_gpus, balance_slack: as for `route`.
+        threads: threads that assign pairs (split over source GPUs; the result does not depend
+            on it), >= 1.
+
+    Raises:
+        ValueError naming the argument, as `route` does.
+    """
+
+    def __init__(self, phy2log, num_nodes, num_gpus, balance_slack=0.1, threads=1):
+        phy, E, nodes, gpus, slack = _check_cluster(phy2log, num_nodes, num_gpus, balance_slack)
+        self.num_experts, self.num_nodes, self.num_gpus, self.num_slots = E, nodes, gpus, phy.shape[0]
+        self.threads = count(threads, "threads")
+        self._core = _zepp.Router(phy, E, nodes, gpus, slack)
+
+    def route(self, topk_ids, src_rank, out=None):
+        """The slot serving every (token, k) pair.
+
+        Args:
+            topk_ids: [T, k] logical expert ids in [0, num_experts). A C-contiguous int32 or
+                int64 numpy array is read in place; anything else is converted (a copy).
+            src_rank: [T] EP rank (GPU) of each token, in [0, num_gpus); int32 or int64 read in
+                place likewise.
+            out: optional C-contiguous [T, k] array of topk_ids' dtype to write the result into
+                (reusing one across calls saves allocating and faulting in fresh pages).
+
+        Returns:
+            [T, k] numpy array of topk_ids' dtype (int64 when it was converted), `out` when given:
+            the slot of each pair, on GPU slot // (num_slots / num_gpus).
+
+        Raises:
+            ValueError naming topk_ids, src_rank or out: wrong dimensions, lengths or dtype, k = 0,
+            non-integer entries, ids or ranks out of range (the first offending entry is named).
+        """
+        ids = _ids(topk_ids, "topk_ids", 2)
+        src = _ids(src_rank, "src_rank", 1)
+        T, k = ids.shape
+        if k == 0:
+            raise ValueError("topk_ids: expected k >= 1 columns, got shape (T, 0)")
+        if src.shape[0] != T:
+            raise ValueError(f"src_rank: expected one rank per token ({T}), got {src.shape[0]}")
+        if out is None:
+            out = np.empty((T, k), dtype=ids.dtype)
+        elif not (isinstance(out, np.ndarray) and out.shape == (T, k) and out.dtype == ids.dtype
+                  and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"out: expected a writeable C-contiguous {ids.dtype} array of shape {(T, k)}")
+        if T == 0:
+            return out
+        return self._core.route(ids, src, out, self.threads)
+
+
 def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
     """Choose the replica (slot) that serves every (token, k) pair, preferring local replicas.
 
@@ -17,7 +108,9 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
     replica's load stays within [floor((1 - C) q), ceil((1 + C) q)] tokens, q being the expert's
     total requests divided by its replicas (greedy water-filling). Each token's remote requests
     are then consolidated onto as few nodes as those bounds allow. Only the cluster's shape
-    matters: same GPU < same node < remote. Deterministic for the same inputs.
+    matters: same GPU < same node < remote. Deterministic for the same inputs. A thin wrapper
+    over `Router`; a serving engine that routes every forward pass should keep a Router per
+    layer instead.
 
     Args:
         topk_ids: [T, k] integer logical expert ids selected by the gate, in [0, E) where
@@ -39,36 +132,6 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks
         out of range, an expert without a slot, counts that do not divide, slack outside [0, 1).
     """
-    ids = array(topk_ids, "topk_ids", 2, integer=True)
+    ids = array(topk_ids, "topk_ids", 2, integer=True)  # int64: this function's result type
     src = array(src_rank, "src_rank", 1, integer=True)
-    phy = array(phy2log, "phy2log", 1, integer=True)
-    nodes, gpus = count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus")
-    try:
-        slack = float(balance_slack)
-    except (TypeError, ValueError):
-        raise ValueError(f"balance_slack: expected a number, got {balance_slack!r}") from None
-    if not (math.isfinite(slack) and 0 <= slack < 1):
-        raise ValueError(f"balance_slack: expected a value in [0, 1), got {balance_slack!r}")
-    if gpus % nodes:
-        raise ValueError(f"num_gpus: expected a multiple of num_nodes = {nodes}, got {gpus}")
-    P = phy.shape[0]
-    if P == 0 or P % gpus:
-        raise ValueError(f"phy2log: expected a positive multiple of num_gpus = {gpus} slots, got {P}")
-    if phy.min() < 0 or phy.max() >= P:
-        raise ValueError(f"phy2log: expected expert ids in [0, {P}), got [{phy.min()}, {phy.max()}]")
-    E = int(phy.max()) + 1
-    missing = np.setdiff1d(np.arange(E), phy)
-    if missing.size:
-        raise ValueError(f"phy2log: expert {missing[0]} has no slot; every expert of [0, {E}) needs one")
-    T, k = ids.shape
-    if k == 0:
-        raise ValueError("topk_ids: expected k >= 1 columns, got shape (T, 0)")
-    if src.shape[0] != T:
-        raise ValueError(f"src_rank: expected one rank per token ({T}), got {src.shape[0]}")
-    if T == 0:
-        return np.zeros((0, k), dtype=np.int64)
-    if ids.min() < 0 or ids.max() >= E:
-        raise ValueError(f"topk_ids: expected expert ids in [0, {E}) (E from phy2log), got [{ids.min()}, {ids.max()}]")
-    if src.min() < 0 or src.max() >= gpus:
-        raise ValueError(f"src_rank: expected ranks in [0, {gpus}), got [{src.min()}, {src.max()}]")
-    return _zepp.route(ids.astype(np.int32), src.astype(np.int32), phy.astype(np.int32), E, nodes, gpus, slack)
+    return Router(phy2log, num_nodes, num_gpus, balance_slack).route(ids, src)

@@ -1,138 +1,143 @@
 // Pair level of Zepp's routing (§5): turn the count plan M into one slot per (token, k) pair,
 // consolidating each token's remote requests onto few nodes so that merged dispatch (§4.2)
-// sends the token across the network fewer times. Flat arrays only; nothing is allocated per
-// token.
+// sends the token across the network fewer times.
+//
+// Per token it prefers a slot on its own node with quota (own GPU first), then a remote slot on
+// a node the token already goes to, then opens the remote node where most of the token's other
+// still unassigned experts have quota. Quotas belong to (source GPU, expert) keys, so the tokens
+// of different source GPUs never interact: threads split the GPUs and give the same slots as
+// one thread. Flat arrays only; nothing is allocated per token.
 #include <algorithm>
+#include <exception>
+#include <vector>
 #include <string>
 
 #include "core/error.hpp"
 #include "routing/detail.hpp"
-#include "routing/routing.hpp"
+#include "routing/router.hpp"
 
 namespace zepp {
 using namespace routing_detail;
-namespace {
 
-// One count entry with its remaining quota.
-struct Entry {
-  int32_t slot, node;
-  int64_t quota;
+// The tokens to assign, T of them: token t's expert ids are ids[t * k ..], its slots go to
+// out[t * k ..], and its GPU is the i with begin[i] <= t < begin[i + 1], or (begin null) src[t].
+// Tokens are visited in this order; only the order among one GPU's tokens matters.
+template <class Id, class Src, class Out>
+struct Router::Tokens {
+  const Id* ids;
+  Out* out;
+  int k;
+  int64_t T;
+  const Src* src;
+  const int64_t* begin;
 };
+
+namespace {
 
 // Node sets as 64-bit masks (node mod 64). Above 64 nodes two nodes can share a bit, which can
 // only make the consolidation choose worse, never break the plan: quotas are exact regardless.
 inline uint64_t node_bit(int node) { return uint64_t(1) << (node & 63); }
-
-// Entries of one (source GPU, expert): [cur, local_end) slots on the source's node that still
-// have quota (own GPU first); [local_end, remote_end) remote slots with quota, kept compact by
-// swap-removing exhausted ones; `remote` = their nodes.
-struct Quota {
-  int32_t cur = 0, local_end = 0, remote_end = 0;
-  uint64_t remote = 0;
-};
 
 [[noreturn]] void mismatch(int gpu, int expert, const char* what) {
   throw ArgumentError("counts: " + std::string(what) + " tokens for (src_gpu " + std::to_string(gpu) +
                       ", expert " + std::to_string(expert) + ") than the batch selects");
 }
 
-// Validates `counts` (in range, sorted, slots holding their expert) and lays them out per
-// (source GPU, expert) key = src * E + expert.
-void build_quotas(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
-                  std::vector<Entry>& ents, std::vector<Quota>& keys) {
-  const int G = placement.num_gpus, E = placement.num_experts, S = placement.num_slots();
-  ents.resize(counts.size());
-  keys.assign(size_t(G) * E, Quota{});
-  for (size_t x = 0; x < counts.size();) {
-    const RouteCount& c0 = counts[x];
-    size_t y = x;  // the group [x, y) shares (expert, src_gpu)
-    for (; y < counts.size() && counts[y].expert == c0.expert && counts[y].src_gpu == c0.src_gpu; ++y) {
-      const RouteCount& c = counts[y];
-      const char* bad = nullptr;
-      if (!(c.expert >= 0 && c.expert < E && c.src_gpu >= 0 && c.src_gpu < G && c.slot >= 0 && c.slot < S))
-        bad = "has an expert, src_gpu or slot out of range";
-      else if (placement.phy2log[c.slot] != c.expert)
-        bad = "sends an expert to a slot that does not hold it";
-      else if (c.tokens <= 0)
-        bad = "has tokens <= 0";
-      else if (y > x && c.slot <= counts[y - 1].slot)
-        bad = "is out of (expert, src_gpu, slot) order";
-      if (bad)
-        throw ArgumentError("counts: entry " + std::to_string(y) + " (expert " + std::to_string(c.expert) +
-                            ", src_gpu " + std::to_string(c.src_gpu) + ", slot " + std::to_string(c.slot) +
-                            ", tokens " + std::to_string(c.tokens) + ") " + bad);
-    }
-    if (x > 0 && !(std::pair(counts[x - 1].expert, counts[x - 1].src_gpu) < std::pair(c0.expert, c0.src_gpu)))
-      throw ArgumentError("counts: entry " + std::to_string(x) + " is out of (expert, src_gpu, slot) order");
-    // Three stable passes: own GPU, rest of the node, other nodes.
-    const int src_node = topo.node_of(c0.src_gpu);
-    size_t w = x;
-    for (int pass = 0; pass < 3; ++pass)
-      for (size_t z = x; z < y; ++z) {
-        const int g = placement.gpu_of_slot(counts[z].slot), n = topo.node_of(g);
-        const int cls = g == c0.src_gpu ? 0 : n == src_node ? 1 : 2;
-        if (cls == pass) ents[w++] = {counts[z].slot, n, counts[z].tokens};
+}  // namespace
+
+// Keys of GPUs [g0, g1). Key (i, e) keeps its entries at ents_[i * S + rep_begin_[e] ..], room
+// for one per replica, so ranges of GPUs never share memory. Three stable passes over the
+// replicas (ascending slots): own GPU, rest of the node, other nodes.
+void Router::build_quotas(std::span<const int64_t> m, int g0, int g1) {
+  const int G = G_;
+  for (int i = g0; i < g1; ++i) {
+    const int own_node = i / gpn_;
+    for (int e = 0; e < E_; ++e) {
+      const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
+      const int32_t base = int32_t(size_t(i) * S_ + b);
+      int32_t w = base;
+      Quota& qk = keys_[size_t(i) * E_ + e];
+      for (int pass = 0; pass < 3; ++pass) {
+        if (pass == 2) qk.local_end = w;
+        for (int x = b; x < b + r; ++x) {
+          const int cls = rep_gpu_[x] == i ? 0 : rep_node_[x] == own_node ? 1 : 2;
+          if (cls != pass) continue;
+          if (const int64_t n = m[size_t(rep_slot_[x]) * G + i]) ents_[w++] = {rep_slot_[x], rep_node_[x], n};
+        }
       }
-    Quota& k = keys[size_t(c0.src_gpu) * E + c0.expert];
-    k.cur = int32_t(x);
-    k.local_end = int32_t(x);
-    while (k.local_end < int32_t(y) && ents[k.local_end].node == src_node) ++k.local_end;
-    k.remote_end = int32_t(y);
-    for (int32_t z = k.local_end; z < k.remote_end; ++z) k.remote |= node_bit(ents[z].node);
-    x = y;
+      qk.cur = base;
+      qk.remote_end = w;
+      qk.remote = 0;
+      for (int32_t z = qk.local_end; z < w; ++z) qk.remote |= node_bit(ents_[z].node);
+    }
   }
 }
 
-}  // namespace
+void Router::check_quotas_used(int g0, int g1) const {
+  for (int i = g0; i < g1; ++i)
+    for (int e = 0; e < E_; ++e) {
+      const Quota& qk = keys_[size_t(i) * E_ + e];
+      if (qk.cur != qk.local_end || qk.remote_end != qk.local_end) mismatch(i, e, "more");
+    }
+}
 
-std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
-                                  const std::vector<RouteCount>& counts) {
-  check_placement(placement);
-  check_topology(topo, placement);
-  check_batch(batch, placement);
-  if (counts.size() >= size_t(INT32_MAX)) throw ArgumentError("counts: more than 2^31 entries");
-  const int G = placement.num_gpus, E = placement.num_experts, k = batch.top_k;
-  std::vector<Entry> ents;
-  std::vector<Quota> keys;
-  build_quotas(counts, placement, topo, ents, keys);
-
-  std::vector<int32_t> slot_of_pair(batch.expert_ids.size());
-  std::vector<int> pend(k);        // per token: pairs (index q) still without a slot
-  std::vector<Quota*> pend_key(k); // and their quota entries
+// Assigns the tokens of GPUs [g0, g1), in token order. Returns the index of the first token
+// whose pairs the counts cannot serve (-1 if none), with its error in `error`.
+template <class Id, class Src, class Out>
+int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, std::exception_ptr& error) {
+  const int k = tokens.k;
+  // Raw pointers copied into the lambdas, so the hot loop keeps them in registers.
+  Entry* const ents = ents_.data();
+  Quota* const keys = keys_.data();
+  const size_t E = size_t(E_);
+  std::vector<int> pend_buf(k);         // per token: pairs (index q) still without a slot
+  std::vector<Quota*> pend_key_buf(k);  // and their keys
+  int* const pend = pend_buf.data();
+  Quota** const pend_key = pend_key_buf.data();
+  const Id* const ids0 = tokens.ids;
+  Out* const out0 = tokens.out;
   // Serves pair q from remote entry x of qk, keeping the active entries and their node mask
   // exact when x runs out.
-  auto take = [&](int32_t* out, int q, Quota& qk, int32_t x) {
-    out[q] = ents[x].slot;
+  auto take = [ents](Out* out, int q, Quota& qk, int32_t x) __attribute__((always_inline)) {
+    out[q] = Out(ents[x].slot);
     if (--ents[x].quota > 0) return;
     std::swap(ents[x], ents[--qk.remote_end]);
     qk.remote = 0;
     for (int32_t z = qk.local_end; z < qk.remote_end; ++z) qk.remote |= node_bit(ents[z].node);
   };
-  for (int i = 0; i < G; ++i) {
-    Quota* const kq = &keys[size_t(i) * E];
-    for (int64_t t = batch.token_offset[i]; t < batch.token_offset[i + 1]; ++t) {
-      const int32_t* ids = &batch.expert_ids[size_t(t) * k];
-      int32_t* out = &slot_of_pair[size_t(t) * k];
-      int np = 0;
-      for (int q = 0; q < k; ++q) {  // slots on the token's own node first
-        Quota& qk = kq[ids[q]];
-        if (qk.cur < qk.local_end) {
-          Entry& en = ents[qk.cur];
-          out[q] = en.slot;
-          if (--en.quota == 0) ++qk.cur;
-        } else {
-          pend_key[np] = &qk;
-          pend[np++] = q;
-        }
+  // Token t of GPU i; false when the counts fall short.
+  auto token = [=, &error](int i, int64_t t) __attribute__((always_inline)) {
+    Quota* const kq = keys + size_t(i) * E;
+    const Id* ids = ids0 + t * k;
+    Out* out = out0 + t * k;
+    int np = 0;
+    for (int q = 0; q < k; ++q) {  // slots on the token's own node first
+      Quota& qk = kq[ids[q]];
+      if (qk.cur < qk.local_end) {
+        Entry& en = ents[qk.cur];
+        out[q] = Out(en.slot);
+        if (--en.quota == 0) ++qk.cur;
+      } else {
+        pend_key[np] = &qk;
+        pend[np++] = q;
       }
-      uint64_t used = 0;  // remote nodes this token already goes to
-      for (int first = 0; first < np;) {
-        // Open a node for the first pending pair: the one where most of the token's other pending
-        // experts also have quota (they then join it), ties to the larger quota there (more room
-        // left for later tokens), then to the earlier entry.
-        Quota& q0 = *pend_key[first];
-        if (q0.local_end == q0.remote_end) mismatch(i, ids[pend[first]], "fewer");
-        int32_t best = -1;
+    }
+    uint64_t used = 0;  // remote nodes this token already goes to
+    for (int first = 0; first < np;) {
+      // Open a node for the first pending pair: the one where most of the token's other pending
+      // experts also have quota (they then join it), ties to the larger quota there (more room
+      // left for later tokens), then to the earlier entry. With one candidate there is no choice.
+      Quota& q0 = *pend_key[first];
+      if (q0.local_end == q0.remote_end) {
+        try {
+          mismatch(i, int(ids[pend[first]]), "fewer");
+        } catch (...) {
+          error = std::current_exception();
+        }
+        return false;
+      }
+      int32_t best = q0.local_end;
+      if (q0.remote_end - q0.local_end > 1) {
         int best_joins = -1;
         int64_t best_quota = -1;
         for (int32_t x = q0.local_end; x < q0.remote_end; ++x) {
@@ -145,34 +150,119 @@ std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& pl
             best_quota = ents[x].quota;
           }
         }
-        used |= node_bit(ents[best].node);
-        take(out, pend[first++], q0, best);
-        // The other pending pairs whose expert has quota on a node the token already goes to.
-        int w = first;
-        for (int a = first; a < np; ++a) {
-          Quota& qk = *pend_key[a];
-          int32_t x = qk.local_end;
-          if (qk.remote & used)
-            while (!(node_bit(ents[x].node) & used)) ++x;
-          else
-            x = -1;
-          if (x >= 0) {
-            take(out, pend[a], qk, x);
-          } else {
-            pend_key[w] = &qk;
-            pend[w++] = pend[a];
-          }
-        }
-        np = w;
       }
+      used |= node_bit(ents[best].node);
+      take(out, pend[first++], q0, best);
+      // The other pending pairs whose expert has quota on a node the token already goes to.
+      int w = first;
+      for (int a = first; a < np; ++a) {
+        Quota& qk = *pend_key[a];
+        if (qk.remote & used) {
+          int32_t x = qk.local_end;
+          while (!(node_bit(ents[x].node) & used)) ++x;
+          take(out, pend[a], qk, x);
+        } else {
+          pend_key[w] = &qk;
+          pend[w++] = pend[a];
+        }
+      }
+      np = w;
+    }
+    return true;
+  };
+  if (!tokens.begin) {
+    for (int64_t t = 0; t < tokens.T; ++t) {
+      const int i = int(tokens.src[t]);
+      if (i >= g0 && i < g1 && !token(i, t)) return t;
+    }
+  } else {
+    for (int i = g0; i < g1; ++i)
+      for (int64_t t = tokens.begin[i]; t < tokens.begin[i + 1]; ++t)
+        if (!token(i, t)) return t;
+  }
+  return -1;
+}
+
+template <class Id, class Src, class Out>
+void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const int64_t> m, int threads) {
+  check_dense_counts(m, S_, G_);
+  if (threads < 1) throw ArgumentError("threads: expected at least 1, got " + std::to_string(threads));
+  ents_.resize(size_t(G_) * S_);
+  keys_.resize(size_t(G_) * E_);
+  // Contiguous GPU ranges of about equal demand, one per thread.
+  const int n = std::min(threads, G_);
+  std::vector<int> cut(n + 1, G_);
+  cut[0] = 0;
+  if (n > 1) {
+    std::vector<int64_t> pairs(G_ + 1, 0);  // pairs of GPUs [0, i)
+    for (int p = 0; p < S_; ++p)
+      for (int i = 0; i < G_; ++i) pairs[i + 1] += m[size_t(p) * G_ + i];
+    for (int i = 0; i < G_; ++i) pairs[i + 1] += pairs[i];
+    for (int w = 1, i = 0; w < n; ++w) {
+      while (i < G_ && pairs[i] * n < pairs[G_] * w) ++i;
+      cut[w] = std::max(i, cut[w - 1]);
     }
   }
-  for (int i = 0; i < G; ++i)
-    for (int e = 0; e < E; ++e) {
-      const Quota& qk = keys[size_t(i) * E + e];
-      if (qk.cur != qk.local_end || qk.remote_end != qk.local_end) mismatch(i, e, "more");
+  std::vector<int64_t> failed(n, -1);
+  std::vector<std::exception_ptr> error(n);
+  run_workers(n, [&](int w, int) {
+    try {
+      build_quotas(m, cut[w], cut[w + 1]);
+      failed[w] = assign_gpus(tokens, cut[w], cut[w + 1], error[w]);
+    } catch (...) {
+      failed[w] = 0;
+      error[w] = std::current_exception();
     }
-  return slot_of_pair;
+  });
+  // As one thread would: the first token the counts fall short for, else the first key with
+  // quota left over.
+  int first = -1;
+  for (int w = 0; w < n; ++w)
+    if (error[w] && (first < 0 || failed[w] < failed[first])) first = w;
+  if (first >= 0) std::rethrow_exception(error[first]);
+  check_quotas_used(0, G_);
 }
+
+void Router::assign(const RoutingBatch& batch, std::span<const int64_t> m, std::span<int32_t> slot_of_pair,
+                    int threads) {
+  check_batch(batch, placement_);
+  if (slot_of_pair.size() != batch.expert_ids.size())
+    throw ArgumentError("slot_of_pair: has " + std::to_string(slot_of_pair.size()) + " entries, expected " +
+                        std::to_string(batch.expert_ids.size()));
+  const Tokens<int32_t, int32_t, int32_t> tokens{batch.expert_ids.data(), slot_of_pair.data(), batch.top_k,
+                                                 batch.num_tokens(), nullptr, batch.token_offset.data()};
+  assign_tokens(tokens, m, threads);
+}
+
+template <class Id, class Src, class Out>
+void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads) {
+  if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
+  const int G = G_;
+  const uint64_t E = uint64_t(E_);
+  // One pass: expert-major demand and the range checks.
+  demand_.assign(size_t(E_) * G, 0);
+  for (int64_t t = 0; t < T; ++t) {
+    const uint64_t s = uint64_t(src[t]);
+    if (s >= uint64_t(G))
+      throw ArgumentError("src_rank: entry " + std::to_string(t) + " is " + std::to_string(src[t]) +
+                          ", expected [0, " + std::to_string(G) + ")");
+    const Id* ids = topk + t * k;
+    for (int q = 0; q < k; ++q) {
+      if (uint64_t(ids[q]) >= E)
+        throw ArgumentError("topk_ids: entry [" + std::to_string(t) + ", " + std::to_string(q) + "] is " +
+                            std::to_string(ids[q]) + ", expected [0, " + std::to_string(E_) + ")");
+      ++demand_[size_t(ids[q]) * G + s];
+    }
+  }
+  plan_.resize(size_t(S_) * G);
+  route_counts(demand_, plan_);
+  const Tokens<Id, Src, Out> tokens{topk, slot_of_pair, k, T, src, nullptr};
+  assign_tokens(tokens, plan_, threads);
+}
+
+template void Router::route_tokens(const int32_t*, const int32_t*, int64_t, int, int32_t*, int);
+template void Router::route_tokens(const int32_t*, const int64_t*, int64_t, int, int32_t*, int);
+template void Router::route_tokens(const int64_t*, const int32_t*, int64_t, int, int64_t*, int);
+template void Router::route_tokens(const int64_t*, const int64_t*, int64_t, int, int64_t*, int);
 
 }  // namespace zepp

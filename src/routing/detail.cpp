@@ -58,6 +58,27 @@ void check_demand(const std::vector<int64_t>& demand, const Placement& placement
     if (demand[x] < 0) fail("demand", "entry " + std::to_string(x) + " is negative (" + std::to_string(demand[x]) + ")");
 }
 
+void check_dense_demand(std::span<const int64_t> demand, int num_experts, int num_gpus) {
+  const size_t want = size_t(num_experts) * num_gpus;
+  if (demand.size() != want)
+    fail("demand", "has " + std::to_string(demand.size()) + " entries, expected num_experts * num_gpus = " +
+                       std::to_string(want));
+  uint64_t any = 0;  // sign bits ORed together, as in check_demand
+  for (int64_t d : demand) any |= uint64_t(d);
+  if (!(any >> 63)) return;
+  for (size_t x = 0; x < demand.size(); ++x)
+    if (demand[x] < 0)
+      fail("demand", "entry " + std::to_string(x) + " (expert " + std::to_string(x / num_gpus) + ", GPU " +
+                         std::to_string(x % num_gpus) + ") is negative (" + std::to_string(demand[x]) + ")");
+}
+
+void check_dense_counts(std::span<const int64_t> m, int num_slots, int num_gpus) {
+  const size_t want = size_t(num_slots) * num_gpus;
+  if (m.size() != want)
+    fail("counts", "has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
+                       std::to_string(want));
+}
+
 void check_batch(const RoutingBatch& batch, const Placement& placement) {
   if (batch.num_gpus != placement.num_gpus)
     fail("batch", "has " + std::to_string(batch.num_gpus) + " GPUs, the placement " +

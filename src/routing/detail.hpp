@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/types.hpp"
@@ -20,6 +22,21 @@ void check_costs(const Topology& topo, double token_bytes);
 void check_demand(const std::vector<int64_t>& demand, const Placement& placement);
 // Offsets, sizes, expert ids in [0, E), and GPU/expert counts equal to the placement's.
 void check_batch(const RoutingBatch& batch, const Placement& placement);
+
+// Router's dense layouts: demand [E * G] ("demand": size, negative entries), counts [S * G]
+// ("counts": size).
+void check_dense_demand(std::span<const int64_t> demand, int num_experts, int num_gpus);
+void check_dense_counts(std::span<const int64_t> m, int num_slots, int num_gpus);
+
+// Runs fn(w, n) for w = 0 .. n - 1, worker 0 on the calling thread, the others on their own
+// threads; returns when all are done. fn must not throw.
+template <class Fn>
+void run_workers(int n, Fn&& fn) {
+  std::vector<std::jthread> others;
+  others.reserve(n > 1 ? n - 1 : 0);
+  for (int w = 1; w < n; ++w) others.emplace_back([&fn, w, n] { fn(w, n); });
+  fn(0, n);
+}
 
 // Slots of every expert in ascending order, as flat CSR arrays: slots of e are
 // slot[begin[e] .. begin[e + 1]).

@@ -29,111 +29,88 @@
 #include <stdexcept>
 
 #include "routing/detail.hpp"
-#include "routing/routing.hpp"
+#include "routing/router.hpp"
 
+// Speed (Router's layouts, router.hpp): an expert with one replica copies its demand column; one
+// with r replicas reads its column once and writes its r rows of m. Level 2 keeps its order
+// sorted without re-sorting (below), and once the expert's demand is placed the remaining
+// visits are skipped (they would allocate nothing).
 namespace zepp {
 using namespace routing_detail;
-namespace {
 
-// Working state of one expert's water-filling; buffers are reused across experts.
-struct Filler {
-  int r = 0;
-  int64_t lower = 0, upper = 0, remaining = 0, unmet_total = 0;
-  std::vector<int64_t> load;   // [r]
-  std::vector<int64_t> rem;    // [G] unassigned demand per source GPU
-  std::vector<int64_t> alloc;  // [G * r] tokens of source i on slot j
-
-  void give(int i, int j) {
-    const int64_t unmet = std::max<int64_t>(0, lower - load[j]);
-    const int64_t x = std::min({rem[i], upper - load[j], unmet + (remaining - unmet_total)});
-    if (x <= 0) return;
-    load[j] += x;
-    rem[i] -= x;
-    remaining -= x;
-    unmet_total -= std::min(x, unmet);
-    alloc[size_t(i) * r + j] += x;
-  }
-};
-
-}  // namespace
-
-std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand, const Placement& placement,
-                                              const Topology& topo, double balance_slack) {
-  check_placement(placement);
-  check_topology(topo, placement);
-  check_demand(demand, placement);
-  check_slack(balance_slack);
-  const int G = placement.num_gpus, E = placement.num_experts, gpn = topo.gpus_per_node;
-  const ReplicaIndex rep(placement);
-
-  std::vector<RouteCount> out;
-  out.reserve(size_t(G) * E + placement.num_slots());  // typical upper end; grows if needed
-
-  Filler f;
-  f.rem.resize(G);
-  std::vector<int32_t> gpu, node, order;  // per slot of the current expert
-  std::vector<int64_t> d(G);  // the current expert's column of the demand
-  for (int e = 0; e < E; ++e) {
-    int64_t total = 0;
-    for (int i = 0; i < G; ++i) total += d[i] = demand[size_t(i) * E + e];
-    if (total == 0) continue;
-    const int r = rep.count(e);
-    const int32_t* slots = &rep.slot[rep.begin[e]];
+void Router::route_counts(std::span<const int64_t> demand, std::span<int64_t> m) {
+  check_dense_demand(demand, E_, G_);
+  check_dense_counts(m, S_, G_);
+  const int G = G_, gpn = gpn_;
+  int64_t* const load = load_.data();
+  int64_t* const rem = rem_.data();
+  int32_t* const order = order_.data();
+  int32_t* const touched = touched_.data();
+  for (int e = 0; e < E_; ++e) {
+    const int64_t* const d = &demand[size_t(e) * G];
+    const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
+    const int32_t* const slot = &rep_slot_[b];
     if (r == 1) {  // the water-filling would send everything to the only slot
-      for (int i = 0; i < G; ++i)
-        if (d[i]) out.push_back({e, i, slots[0], d[i]});
+      std::copy_n(d, G, &m[size_t(slot[0]) * G]);
       continue;
     }
-    f.r = r;
-    slot_bounds(total, r, balance_slack, f.lower, f.upper);
-    f.remaining = total;
-    f.unmet_total = f.lower * r;
-    f.load.assign(r, 0);
-    f.alloc.assign(size_t(G) * r, 0);
-    f.rem = d;
-    gpu.resize(r);
-    node.resize(r);
-    order.resize(r);
+    const int32_t* const gpu = &rep_gpu_[b];
+    const int32_t* const node = &rep_node_[b];
+    int64_t total = 0;
+    for (int i = 0; i < G; ++i) total += rem[i] = d[i];
     for (int j = 0; j < r; ++j) {
-      gpu[j] = placement.gpu_of_slot(slots[j]);
-      node[j] = gpu[j] / gpn;
+      std::fill_n(&m[size_t(slot[j]) * G], G, 0);
+      load[j] = 0;
       order[j] = j;
     }
+    if (total == 0) continue;
+    int64_t lower, upper;
+    slot_bounds(total, r, slack_, lower, upper);
+    int64_t remaining = total, unmet_total = lower * r;
+    auto give = [&](int i, int j) {
+      const int64_t unmet = std::max<int64_t>(0, lower - load[j]);
+      const int64_t x = std::min({rem[i], upper - load[j], unmet + (remaining - unmet_total)});
+      if (x <= 0) return false;
+      load[j] += x;
+      rem[i] -= x;
+      remaining -= x;
+      unmet_total -= std::min(x, unmet);
+      m[size_t(slot[j]) * G + i] += x;
+      return true;
+    };
 
-    for (int j = 0; j < r; ++j) f.give(gpu[j], j);  // level 0
-    for (int j = 0; j < r; ++j)                      // level 1
+    for (int j = 0; j < r; ++j) give(gpu[j], j);  // level 0
+    for (int j = 0; j < r && remaining > 0; ++j)   // level 1
       for (int i = node[j] * gpn; i < (node[j] + 1) * gpn; ++i)
-        if (i != gpu[j]) f.give(i, j);
+        if (i != gpu[j] && rem[i] > 0) give(i, j);
     // Level 2. All remote slots cost the same in eq. (1). Taking the one with the most room
     // (upper - load; upper is the same for all slots of e) first puts a source's remote demand
     // into few, large pieces: fewer messages and fewer destination nodes per token for
-    // assign_pairs to consolidate. Ties go to the lower slot id. `order` stays sorted by
-    // (load, j); allocations only raise loads, so an insertion sort per source is near-linear.
+    // assign_pairs to consolidate. Ties go to the lower slot id. `order` is sorted by (load, j)
+    // once; afterwards only the slots a source just filled have larger loads, and each moves
+    // right to its place (binary search), the rightmost first, so `order` is sorted again
+    // before the next source without re-sorting.
+    if (remaining == 0) continue;
+    auto before = [&](int32_t a, int32_t c) { return load[a] < load[c] || (load[a] == load[c] && a < c); };
+    std::sort(order, order + r, before);
     for (int i = 0; i < G; ++i) {
-      if (f.rem[i] == 0) continue;
-      for (int a = 1; a < r; ++a)
-        for (int b = a; b > 0 && std::pair(f.load[order[b]], order[b]) < std::pair(f.load[order[b - 1]], order[b - 1]); --b)
-          std::swap(order[b], order[b - 1]);
-      const int own = i / gpn;
-      for (int a = 0; a < r && f.rem[i] > 0; ++a)
-        if (node[order[a]] != own) f.give(i, order[a]);
-      if (f.rem[i] != 0) throw std::logic_error("route_locality_counts: water-filling left demand unplaced");
+      if (rem[i] == 0) continue;
+      const int own = gpu_node_[i];
+      int filled = 0;
+      for (int a = 0; a < r && rem[i] > 0; ++a)
+        if (node[order[a]] != own && give(i, order[a])) touched[filled++] = a;
+      if (rem[i] != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
+      for (int f = filled - 1; f >= 0; --f) {
+        const int a = touched[f];
+        const int32_t j = order[a];
+        int32_t* const to = std::upper_bound(order + a + 1, order + r, j, before);
+        std::move(order + a + 1, to, order + a);
+        to[-1] = j;
+      }
+      if (remaining == 0) break;
     }
-    for (int i = 0; i < G; ++i)
-      for (int j = 0; j < r; ++j)
-        if (int64_t x = f.alloc[size_t(i) * r + j]) out.push_back({e, i, slots[j], x});
+    if (remaining != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
   }
-  return out;
-}
-
-Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
-                       double balance_slack, bool assign) {
-  check_placement(placement);
-  check_batch(batch, placement);
-  Routing out;
-  out.counts = route_locality_counts(batch.demand(), placement, topo, balance_slack);
-  if (assign) out.slot_of_pair = assign_pairs(batch, placement, topo, out.counts);
-  return out;
 }
 
 }  // namespace zepp

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Time zepp.Router.route on one MoE layer's batch against numpy.argsort of the same array.
+
+    PYTHONPATH=build/python:python python3 bench/route_python.py [--tokens 170000 --top-k 6]
+
+Sorting the [T, k] expert ids is a floor that any router pays (grouping pairs by expert); the
+ratio says how far above that floor Zepp's routing is. The batch: T tokens spread evenly over
+the GPUs, each with k distinct experts drawn from a power law (r-th expert ~ r^-1.2, the
+DeepSeek-V2-Lite shape by default: 64 experts, top-6); placement: zepp.rebalance_experts
+(policy "zepp") with 2 extra slots per GPU. Prints the best and median of --repeat calls for
+int32 and int64 ids (both read in place, the result written into a reused array), and checks the result equals zepp.route's.
+"""
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+import zepp
+
+
+def timings(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), float(np.median(times))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, default=170_000)
+    parser.add_argument("--top-k", type=int, default=6)
+    parser.add_argument("--experts", type=int, default=64)
+    parser.add_argument("--gpus", type=int, default=16)
+    parser.add_argument("--nodes", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1, help="threads assigning pairs")
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    E, G, T, k = args.experts, args.gpus, args.tokens, args.top_k
+
+    popularity = 1.0 / np.arange(1, E + 1) ** 1.2
+    popularity = rng.permutation(popularity / popularity.sum())
+    slots_per_gpu = -(-E // G) + 2
+    phy2log = zepp.rebalance_experts(popularity[None, :] * 1e6, G * slots_per_gpu, 1, args.nodes, G, policy="zepp")[0][0]
+    # k distinct experts per token, weighted by popularity (Gumbel top-k).
+    keys = np.log(popularity)[None, :] - np.log(-np.log(rng.random((T, E))))
+    topk64 = np.ascontiguousarray(np.argpartition(-keys, k - 1, axis=1)[:, :k]).astype(np.int64)
+    src64 = (np.arange(T) * G // T).astype(np.int64)
+    rng.shuffle(src64)
+
+    router = zepp.Router(phy2log, args.nodes, G, threads=args.threads)
+    expected = zepp.route(topk64, src64, phy2log, args.nodes, G)
+    load = os.getloadavg()
+    print(f"{T} tokens x top-{k}, {E} experts, {G} GPUs on {args.nodes} nodes, {len(phy2log)} slots, "
+          f"{args.threads} thread(s); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"{'call':<34}{'best ms':>10}{'median ms':>11}{'x argsort':>11}")
+    for dtype in (np.int32, np.int64):
+        topk, src = topk64.astype(dtype), src64.astype(dtype)
+        assert np.array_equal(router.route(topk, src), expected)
+        out = np.empty_like(topk)  # reused, as a serving engine would
+        best, median = timings(lambda: router.route(topk, src, out=out), args.repeat)
+        sort_best, sort_median = timings(lambda: np.argsort(topk, axis=None), args.repeat)
+        name = np.dtype(dtype).name
+        print(f"{'numpy.argsort, ' + name:<34}{sort_best * 1e3:>10.2f}{sort_median * 1e3:>11.2f}{1.0:>11.2f}")
+        print(f"{'zepp.Router.route, ' + name:<34}{best * 1e3:>10.2f}{median * 1e3:>11.2f}{best / sort_best:>11.2f}")
+    best, median = timings(lambda: zepp.route(topk64, src64, phy2log, args.nodes, G), max(1, args.repeat // 3))
+    print(f"{'zepp.route (wrapper), int64':<34}{best * 1e3:>10.2f}{median * 1e3:>11.2f}{best / sort_best:>11.2f}")
+
+
+if __name__ == "__main__":
+    main()

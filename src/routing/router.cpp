@@ -1,0 +1,180 @@
+// Router's replica tables, layout conversions, the even split's counts, the batched entry point,
+// and the routing.hpp functions as wrappers over Router.
+#include "routing/router.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <thread>
+
+#include "core/error.hpp"
+#include "routing/detail.hpp"
+#include "routing/routing.hpp"
+
+namespace zepp {
+using namespace routing_detail;
+
+Router::Router(const Placement& placement, const Topology& topo, double balance_slack)
+    : placement_(placement), slack_(balance_slack) {
+  check_placement(placement);
+  check_topology(topo, placement);
+  check_slack(balance_slack);
+  G_ = placement.num_gpus;
+  E_ = placement.num_experts;
+  S_ = placement.num_slots();
+  gpn_ = topo.gpus_per_node;
+  const ReplicaIndex rep(placement);
+  rep_begin_ = rep.begin;
+  rep_slot_ = rep.slot;
+  rep_gpu_.resize(S_);
+  rep_node_.resize(S_);
+  slot_node_.resize(S_);
+  int max_r = 1;
+  for (int p = 0; p < S_; ++p) slot_node_[p] = placement.gpu_of_slot(p) / gpn_;
+  for (int x = 0; x < S_; ++x) {
+    rep_gpu_[x] = placement.gpu_of_slot(rep_slot_[x]);
+    rep_node_[x] = rep_gpu_[x] / gpn_;
+  }
+  for (int e = 0; e < E_; ++e) max_r = std::max(max_r, rep.count(e));
+  load_.resize(max_r);
+  order_.resize(max_r);
+  touched_.resize(max_r);
+  gpu_node_.resize(G_);
+  for (int i = 0; i < G_; ++i) gpu_node_[i] = i / gpn_;
+  rem_.resize(G_);
+}
+
+void Router::even_counts(std::span<const int64_t> demand, std::span<int64_t> m) const {
+  check_dense_demand(demand, E_, G_);
+  check_dense_counts(m, S_, G_);
+  const int G = G_;
+  for (int e = 0; e < E_; ++e) {
+    const int64_t* d = &demand[size_t(e) * G];
+    const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
+    if (r == 1) {
+      std::copy_n(d, G, &m[size_t(rep_slot_[b]) * G]);
+      continue;
+    }
+    // Request j of source i goes to replica (i + j) mod r: replica t receives n / r requests
+    // plus one when (t - i) mod r < n mod r.
+    for (int i = 0; i < G; ++i) {
+      const int64_t q = d[i] / r, extra = d[i] % r;
+      const int start = i % r;
+      for (int t = 0; t < r; ++t) {
+        const int off = t >= start ? t - start : t - start + r;
+        m[size_t(rep_slot_[b + t]) * G + i] = q + (off < extra);
+      }
+    }
+  }
+}
+
+void Router::to_counts(std::span<const int64_t> m, std::vector<RouteCount>& out) const {
+  check_dense_counts(m, S_, G_);
+  out.clear();
+  const int G = G_;
+  for (int e = 0; e < E_; ++e) {
+    const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
+    for (int i = 0; i < G; ++i)
+      for (int x = b; x < b + r; ++x)
+        if (const int64_t n = m[size_t(rep_slot_[x]) * G + i]) out.push_back({e, i, rep_slot_[x], n});
+  }
+}
+
+void Router::from_counts(const std::vector<RouteCount>& counts, std::span<int64_t> m) const {
+  check_dense_counts(m, S_, G_);
+  std::fill(m.begin(), m.end(), 0);
+  for (size_t y = 0; y < counts.size(); ++y) {
+    const RouteCount& c = counts[y];
+    const char* bad = nullptr;
+    if (!(c.expert >= 0 && c.expert < E_ && c.src_gpu >= 0 && c.src_gpu < G_ && c.slot >= 0 && c.slot < S_))
+      bad = "has an expert, src_gpu or slot out of range";
+    else if (placement_.phy2log[c.slot] != c.expert)
+      bad = "sends an expert to a slot that does not hold it";
+    else if (c.tokens <= 0)
+      bad = "has tokens <= 0";
+    else if (y > 0 && !(std::tuple(counts[y - 1].expert, counts[y - 1].src_gpu, counts[y - 1].slot) <
+                        std::tuple(c.expert, c.src_gpu, c.slot)))
+      bad = "is out of (expert, src_gpu, slot) order";
+    if (bad)
+      throw ArgumentError("counts: entry " + std::to_string(y) + " (expert " + std::to_string(c.expert) +
+                          ", src_gpu " + std::to_string(c.src_gpu) + ", slot " + std::to_string(c.slot) +
+                          ", tokens " + std::to_string(c.tokens) + ") " + bad);
+    m[size_t(c.slot) * G_ + c.src_gpu] = c.tokens;
+  }
+}
+
+void route_counts_layers(std::span<Router> routers, std::span<const std::vector<int64_t>> demands,
+                         std::vector<std::vector<int64_t>>& plans, int threads) {
+  if (demands.size() != routers.size())
+    throw ArgumentError("demands: has " + std::to_string(demands.size()) + " layers, routers " +
+                        std::to_string(routers.size()));
+  if (threads < 1) throw ArgumentError("threads: expected at least 1, got " + std::to_string(threads));
+  const int L = int(routers.size());
+  plans.resize(L);
+  for (int l = 0; l < L; ++l) plans[l].resize(size_t(routers[l].num_slots()) * routers[l].num_gpus());
+  // Thread w routes layers w, w + threads, ...; the first failing layer's error is rethrown.
+  std::vector<std::exception_ptr> error(L);
+  run_workers(std::min(threads, std::max(L, 1)), [&](int w, int n) {
+    for (int l = w; l < L; l += n) try {
+        routers[l].route_counts(demands[l], plans[l]);
+      } catch (...) {
+        error[l] = std::current_exception();
+      }
+  });
+  for (const auto& e : error)
+    if (e) std::rethrow_exception(e);
+}
+
+void demand_by_expert(const RoutingBatch& batch, std::vector<int64_t>& out) {
+  const int G = batch.num_gpus, k = batch.top_k;
+  out.assign(size_t(batch.num_experts) * G, 0);
+  for (int i = 0; i < G; ++i)
+    for (int64_t p = batch.token_offset[i] * k; p < batch.token_offset[i + 1] * k; ++p)
+      ++out[size_t(batch.expert_ids[p]) * G + i];
+}
+
+// routing.hpp's entry points.
+
+std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand, const Placement& placement,
+                                              const Topology& topo, double balance_slack) {
+  Router router(placement, topo, balance_slack);
+  check_demand(demand, placement);  // names the entry in the caller's source-major layout
+  const int G = placement.num_gpus, E = placement.num_experts;
+  std::vector<int64_t> by_expert(demand.size()), m(size_t(placement.num_slots()) * G);
+  for (int i = 0; i < G; ++i)
+    for (int e = 0; e < E; ++e) by_expert[size_t(e) * G + i] = demand[size_t(i) * E + e];
+  router.route_counts(by_expert, m);
+  std::vector<RouteCount> out;
+  router.to_counts(m, out);
+  return out;
+}
+
+Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
+                       double balance_slack, bool assign) {
+  check_placement(placement);
+  check_batch(batch, placement);
+  Router router(placement, topo, balance_slack);
+  std::vector<int64_t> demand, m(size_t(placement.num_slots()) * placement.num_gpus);
+  demand_by_expert(batch, demand);
+  router.route_counts(demand, m);
+  Routing out;
+  router.to_counts(m, out.counts);
+  if (assign) {
+    out.slot_of_pair.resize(batch.expert_ids.size());
+    router.assign(batch, m, out.slot_of_pair);
+  }
+  return out;
+}
+
+std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
+                                  const std::vector<RouteCount>& counts) {
+  Router router(placement, topo, 0.0);  // the slack only matters to route_counts
+  check_batch(batch, placement);
+  std::vector<int64_t> m(size_t(placement.num_slots()) * placement.num_gpus);
+  router.from_counts(counts, m);
+  std::vector<int32_t> slot_of_pair(batch.expert_ids.size());
+  router.assign(batch, m, slot_of_pair);
+  return slot_of_pair;
+}
+
+}  // namespace zepp

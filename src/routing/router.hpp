@@ -1,0 +1,116 @@
+// Zepp's routing at serving speed: a planner bound to one placement (paper §5 "Routing" runs at
+// every MoE layer of every iteration, so it must cost far less than the layer).
+//
+// Layouts. G GPUs, E experts, S slots (physical experts). Demand is expert-major,
+// demand[e * G + i] = tokens of GPU i selecting expert e ([E * G]), so an expert's column is
+// contiguous. The count plan M^e_ij (Table 1) is dense and slot-major, m[p * G + i] = tokens of
+// GPU i served by slot p ([S * G]): an expert with one replica copies its demand column, one with
+// several writes only its replicas' rows. Entries are int64 tokens.
+//
+// The replica tables (slots, GPUs and nodes of every expert's replicas) are built once by the
+// constructor; route_counts and assign reuse the Router's buffers, so once they are warm the hot
+// path allocates nothing. A Router is used by one thread at a time (assign starts its own
+// threads).
+//
+// Results are exactly those of route_locality_counts and assign_pairs (routing.hpp), which are
+// wrappers over this class; tests/routing/reference.hpp keeps a plain implementation of the same
+// rules that the tests compare against.
+#pragma once
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace zepp {
+
+class Router {
+ public:
+  // Throws ArgumentError naming "placement", "topo" or "balance_slack" (routing.hpp).
+  Router(const Placement& placement, const Topology& topo, double balance_slack);
+
+  int num_gpus() const { return G_; }
+  int num_experts() const { return E_; }
+  int num_slots() const { return S_; }
+  const Placement& placement() const { return placement_; }
+
+  // Count level (route_locality_counts' rules): demand [E * G] expert-major -> m [S * G]
+  // slot-major, overwritten entirely. Throws ArgumentError("demand: ...") for a wrong size or a
+  // negative entry, ArgumentError("counts: ...") for a wrong size of m.
+  void route_counts(std::span<const int64_t> demand, std::span<int64_t> m);
+
+  // The even split's counts (route_even's rule) in the same layouts: the baseline that the
+  // benchmarks compare route_counts with.
+  void even_counts(std::span<const int64_t> demand, std::span<int64_t> m) const;
+
+  // Pair level (assign_pairs' rules) for a batch grouped by source GPU: the slot of every
+  // (token, k) pair, written to slot_of_pair [T * top_k]. `threads` >= 1 threads split the
+  // source GPUs (tokens of different GPUs never share a quota, so every thread count gives the
+  // same slots); the split balances m's pairs per GPU. Throws ArgumentError("batch: ...") for a batch that does not fit the placement
+  // and ArgumentError("counts: ...") when m does not match the batch's demand.
+  void assign(const RoutingBatch& batch, std::span<const int64_t> m, std::span<int32_t> slot_of_pair,
+              int threads = 1);
+
+  // Both levels for T tokens in any order (a serving engine's layout): topk [T * k] expert ids,
+  // src [T] the GPU of each token; writes slot_of_pair [T * k] in the caller's order. The same
+  // slots as route_counts + assign on the batch that lists each GPU's tokens in the caller's
+  // order; the tokens are read in place, in order (no regrouping). Throws ArgumentError naming
+  // "topk_ids" or "src_rank" for an id out of range.
+  template <class Id, class Src, class Out>
+  void route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads = 1);
+
+  // m as the sparse list of route_locality_counts: sorted by (expert, src_gpu, slot), no zeros.
+  void to_counts(std::span<const int64_t> m, std::vector<RouteCount>& out) const;
+  // The inverse, validating `counts` as assign_pairs documents (ArgumentError "counts: ...").
+  void from_counts(const std::vector<RouteCount>& counts, std::span<int64_t> m) const;
+
+ private:
+  // One replica with quota for a (source GPU, expert) key.
+  struct Entry {
+    int32_t slot, node;
+    int64_t quota;
+  };
+  // The entries of a key: [cur, local_end) on the source's node with quota left (own GPU first),
+  // [local_end, remote_end) remote ones with quota, kept compact by swap-removing exhausted ones;
+  // `remote` = their nodes as a mask (node mod 64).
+  struct Quota {
+    int32_t cur = 0, local_end = 0, remote_end = 0;
+    uint64_t remote = 0;
+  };
+  template <class Id, class Src, class Out>
+  struct Tokens;
+  template <class Id, class Src, class Out>
+  void assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const int64_t> m, int threads);
+  template <class Id, class Src, class Out>
+  int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, std::exception_ptr& error);
+  void build_quotas(std::span<const int64_t> m, int g0, int g1);
+  void check_quotas_used(int g0, int g1) const;
+
+  Placement placement_;
+  double slack_;
+  int G_, E_, S_, gpn_;
+  // Replica tables: the replicas of e are [rep_begin_[e], rep_begin_[e + 1]) in ascending slot
+  // order; rep_slot_, rep_gpu_, rep_node_ give each one's slot, GPU and node.
+  std::vector<int32_t> rep_begin_, rep_slot_, rep_gpu_, rep_node_;
+  std::vector<int32_t> slot_node_;  // [S]
+  std::vector<int32_t> gpu_node_;   // [G]
+  // route_counts' per-expert buffers.
+  std::vector<int64_t> load_, rem_;
+  std::vector<int32_t> order_, touched_;
+  // assign's buffers: quota entries per (source GPU, expert) key and the keys, [G * E].
+  std::vector<Entry> ents_;
+  std::vector<Quota> keys_;
+  std::vector<int64_t> demand_, plan_;
+};
+
+// Route every MoE layer of one iteration: routers[l] is bound to layer l's placement,
+// demands[l] is its expert-major demand and plans[l] receives its slot-major counts (resized to
+// S * G). `threads` >= 1 threads take layers in turn; the result does not depend on it.
+void route_counts_layers(std::span<Router> routers, std::span<const std::vector<int64_t>> demands,
+                         std::vector<std::vector<int64_t>>& plans, int threads = 1);
+
+// The batch's demand in Router's expert-major layout, [E * G]; `out` is resized and overwritten.
+void demand_by_expert(const RoutingBatch& batch, std::vector<int64_t>& out);
+
+}  // namespace zepp
