@@ -1,6 +1,7 @@
 #include "experiments/fig11.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -56,10 +57,12 @@ std::vector<double> sizes_of(const std::vector<Fig11Row>& rows) {
   return out;
 }
 
-std::string reference_of(const std::vector<Fig11Row>& rows) {
+// Systems in the order of the rows; the first is the reference (run_fig11 writes it first).
+std::vector<std::string> systems_of(const std::vector<Fig11Row>& rows) {
+  std::vector<std::string> out;
   for (const auto& r : rows)
-    if (r.speedup == 1.0 && r.system != "zepp") return r.system;
-  return rows.empty() ? "" : rows[0].system;
+    if (std::find(out.begin(), out.end(), r.system) == out.end()) out.push_back(r.system);
+  return out;
 }
 
 }  // namespace
@@ -76,7 +79,8 @@ Fig11Spec fig11_spec() {
   s.kv_fraction = 0.9;      // assumed: 10% of the memory left after weights for activations and buffers
   s.prompt = 1024;          // assumed prompt length (LiveCodeBench prompt lengths are not in the paper)
   s.sizes_mb = {1, 2, 4, 8, 16};  // §6.4: "From 1 to 16 MB per GPU"
-  s.systems = {"sglang", "zepp"};
+  s.iterations = 1;  // one served batch per layer (serving/serve.hpp), so zepp+swaps swaps on it (§4.3)
+  s.systems = {"sglang", "zepp", "zepp+swaps"};
   return s;
 }
 
@@ -101,6 +105,7 @@ std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces
   for (double mb : spec.sizes_mb) {
     model::MoeRunOptions run;
     run.size_mb = mb;
+    run.iterations = spec.iterations;
     const model::MoeRun moe = model::simulate_moe_layers(trace, model, topo, spec.systems, o, run, [&](int done, int total, const std::string& s) {
       if (progress) std::fprintf(progress, "\rfig11 %g MB: MoE layers %d/%d (%s)   %s", mb, done, total, s.c_str(), done == total ? "\n" : "");
       if (progress) std::fflush(progress);
@@ -175,11 +180,18 @@ std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out
   require(!rows.empty(), "rows", "hold no fig11 results");
   std::filesystem::create_directories(out_dir);
   const std::string base = out_dir + "/fig11";
-  std::string dat = "size_mb prefill decode\n";
+  const auto systems = systems_of(rows);
+  std::string dat = "size_mb";
+  for (size_t i = 1; i < systems.size(); ++i) dat += " prefill-" + systems[i] + " decode-" + systems[i];
+  dat += "\n";
   for (double mb : sizes_of(rows)) {
-    const Fig11Row* p = find(rows, mb, "prefill", "zepp");
-    const Fig11Row* d = find(rows, mb, "decode", "zepp");
-    dat += fmt::format("{} {} {}\n", mb, p ? fmt::format("{:.4f}", p->speedup) : "NaN", d ? fmt::format("{:.4f}", d->speedup) : "NaN");
+    dat += fmt::format("{}", mb);
+    for (size_t i = 1; i < systems.size(); ++i)
+      for (const char* phase : {"prefill", "decode"}) {
+        const Fig11Row* r = find(rows, mb, phase, systems[i]);
+        dat += r ? fmt::format(" {:.4f}", r->speedup) : std::string(" NaN");
+      }
+    dat += "\n";
   }
   std::string paper = "size_mb prefill decode\n";
   for (double mb : {1.0, 16.0}) {
@@ -189,18 +201,19 @@ std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out
   }
   std::ofstream(base + ".dat") << dat;
   std::ofstream(base + "-paper.dat") << paper;
-  const std::string ref = reference_of(rows);
   std::string gp = "set terminal svg size 800,460 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n";
   gp += fmt::format("set output '{}.svg'\n", base);
-  gp += fmt::format("set title 'Figure 11 analogue: Qwen3-30B-A3B end to end, zepp over {}'\n", ref);
+  gp += fmt::format("set title 'Figure 11 analogue: Qwen3-30B-A3B end to end, speedup over {}'\n", systems[0]);
   gp += "set xlabel 'MiB of BF16 activations per GPU'\nset ylabel 'speedup (x)'\nset logscale x 2\n"
-        "set xtics (1, 2, 4, 8, 16)\nset key left top\nset grid ytics\nset yrange [0:*]\n";
-  gp += fmt::format(
-      "plot '{0}.dat' using 1:2 with linespoints lw 2 pt 7 title 'prefill TPS gain (ours)', "
-      "'{0}.dat' using 1:3 with linespoints lw 2 pt 5 title 'decode TPOT speedup (ours)', "
-      "'{0}-paper.dat' using 1:2 with points pt 6 ps 2 title 'prefill (paper)', "
-      "'{0}-paper.dat' using 1:3 with points pt 4 ps 2 title 'decode (paper)', 1 with lines dt 2 lc 'gray' notitle\n",
-      base);
+        "set xtics (1, 2, 4, 8, 16)\nset key left top\nset grid ytics\nset yrange [0:*]\nplot ";
+  for (size_t i = 1; i < systems.size(); ++i)
+    gp += fmt::format("'{0}.dat' using 1:{1} with linespoints lw 2 pt 7 title 'prefill TPS gain, {2}', "
+                      "'{0}.dat' using 1:{3} with linespoints lw 2 pt 5 dt 2 title 'decode TPOT speedup, {2}', ",
+                      base, 2 * i, systems[i], 2 * i + 1);
+  gp += fmt::format("'{0}-paper.dat' using 1:2 with points pt 6 ps 2 lc 'black' title 'prefill (paper)', "
+                    "'{0}-paper.dat' using 1:3 with points pt 4 ps 2 lc 'black' title 'decode (paper)', "
+                    "1 with lines dt 3 lc 'gray' notitle\n",
+                    base);
   std::ofstream(base + ".gp") << gp;
   require(base.find('\'') == std::string::npos, "out_dir", "must not contain a single quote");
   FILE* p = ::popen(("gnuplot '" + base + ".gp' 2>&1").c_str(), "r");
@@ -214,66 +227,85 @@ std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out
 
 std::string fig11_markdown(const std::vector<Fig11Row>& rows, const std::string& source, const std::string& figure) {
   const Fig11Spec spec = fig11_spec();
-  const std::string ref = reference_of(rows);
+  const auto systems = systems_of(rows);
   std::string md = "\n## Figure 11: end to end, prefill throughput and decode latency (§6.4)\n\n";
+  if (systems.size() < 2) return md + "Not run.\n";
+  const std::string& ref = systems[0];
   md += fmt::format(
-      "Generated by `zepp experiment fig11` (`{}`). Whole model (`src/model/`): every one of Qwen3-30B-A3B's 48 MoE "
-      "layers with its own placement and routing, sampled from that layer's real per-expert load (the "
-      "`{}` trace; the paper uses LiveCodeBench prompts), simulated on {} nodes x 4 A100 (HBM {:.3f} TB/s of the "
-      "80 GB part), plus data-parallel attention, projections, norms, router, embedding and LM head by the roofline; "
-      "layers pipelined with host enqueueing as §6.4 describes. Prefill: prompts of {} tokens, tokens per GPU from "
-      "the size. Decode: one sequence per token of the size, all sharing a matched KV cache of {:.0f}% of the 80 GB "
-      "left after weights, so the context per sequence shrinks as the batch grows and every step reads the full "
-      "cache. `{}` is SGLang's all-gather / experts / reduce-scatter baseline (`docs/baselines/sglang.md`); `zepp` "
-      "is a single iteration on the placement from history (no swaps).\n\n",
-      source, spec.trace, spec.nodes, spec.hbm_bw / 1e12, spec.prompt, 100 * spec.kv_fraction, ref);
-  md += fmt::format("| MB/GPU | tokens/GPU | prefill TPS {} | prefill TPS zepp | gain | paper | decode context | TPOT {} ms | TPOT zepp ms | speedup | paper |\n", ref, ref);
-  md += "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "Generated by `zepp experiment fig11` (`{}`). Whole model (`src/model/`, `docs/model.md`): every one of "
+      "Qwen3-30B-A3B's 48 MoE layers with its own placement and routing, its batch sampled from that layer's real "
+      "per-expert load (the `{}` trace; the paper uses LiveCodeBench prompts), simulated on {} nodes x 4 A100 (HBM "
+      "{:.3f} TB/s of the 80 GB part), plus data-parallel attention, projections, norms, router, embedding and LM "
+      "head by the roofline; layers pipelined with host enqueueing as §6.4 describes. Prefill: prompts of {} tokens, "
+      "tokens per GPU from the size. Decode: one sequence per token of the size, all sharing a matched KV cache of "
+      "{:.0f}% of the 80 GB left after weights, so the context per sequence shrinks as the batch grows and every "
+      "step reads the full cache. `{}` is SGLang's all-gather / experts / reduce-scatter baseline "
+      "(`docs/baselines/sglang.md`); `zepp` keeps the placement from history, `zepp+swaps` also swaps replicas "
+      "inside nodes on the served batch (§4.3), as the paper's integration does. Cells: throughput or time per "
+      "output token, and the speedup over `{}`.\n\n",
+      source, spec.trace, spec.nodes, spec.hbm_bw / 1e12, spec.prompt, 100 * spec.kv_fraction, ref, ref);
+  md += "| MB/GPU | tokens/GPU | prefill tok/s " + ref;
+  for (size_t i = 1; i < systems.size(); ++i) md += " | " + systems[i];
+  md += " | paper | decode context | TPOT ms " + ref;
+  for (size_t i = 1; i < systems.size(); ++i) md += " | " + systems[i];
+  md += " | paper |\n|---|---|---|";
+  for (size_t i = 0; i < 2 * (systems.size() - 1) + 4; ++i) md += "---|";
+  md += "\n";
   auto paper = [](const char* phase, double mb) {
     for (const auto& x : kPaper)
       if (std::string(x.phase) == phase && x.mb == mb) return fmt::format("{:.2f}x", x.speedup);
     return std::string("");
   };
-  double lo_p = INFINITY, hi_p = 0, lo_d = INFINITY, hi_d = 0;
+  std::map<std::string, std::array<double, 4>> range;  // system -> prefill lo, hi, decode lo, hi
+  for (size_t i = 1; i < systems.size(); ++i) range[systems[i]] = {INFINITY, 0, INFINITY, 0};
   for (double mb : sizes_of(rows)) {
-    const Fig11Row *pr = find(rows, mb, "prefill", ref), *pz = find(rows, mb, "prefill", "zepp");
-    const Fig11Row *dr = find(rows, mb, "decode", ref), *dz = find(rows, mb, "decode", "zepp");
-    if (!pr || !pz || !dr || !dz) continue;
-    lo_p = std::min(lo_p, pz->speedup), hi_p = std::max(hi_p, pz->speedup);
-    lo_d = std::min(lo_d, dz->speedup), hi_d = std::max(hi_d, dz->speedup);
-    md += fmt::format("| {} | {} | {:.0f} | {:.0f} | {:.2f}x | {} | {} | {:.3f} | {:.3f} | {:.2f}x | {} |\n", mb, pz->tokens_per_gpu,
-                      pr->tokens_per_s, pz->tokens_per_s, pz->speedup, paper("prefill", mb), dz->context, dr->step_ms,
-                      dz->step_ms, dz->speedup, paper("decode", mb));
+    const Fig11Row *pr = find(rows, mb, "prefill", ref), *dr = find(rows, mb, "decode", ref);
+    if (!pr || !dr) continue;
+    std::string prefill, decode;
+    for (size_t i = 1; i < systems.size(); ++i) {
+      const Fig11Row *p = find(rows, mb, "prefill", systems[i]), *d = find(rows, mb, "decode", systems[i]);
+      prefill += p ? fmt::format(" {:.0f} ({:.2f}x) |", p->tokens_per_s, p->speedup) : " |";
+      decode += d ? fmt::format(" {:.3f} ({:.2f}x) |", d->step_ms, d->speedup) : " |";
+      auto& r = range[systems[i]];
+      if (p) r[0] = std::min(r[0], p->speedup), r[1] = std::max(r[1], p->speedup);
+      if (d) r[2] = std::min(r[2], d->speedup), r[3] = std::max(r[3], d->speedup);
+    }
+    md += fmt::format("| {} | {} | {:.0f} |{} {} | {} | {:.3f} |{} {} |\n", mb, pr->tokens_per_gpu, pr->tokens_per_s, prefill,
+                      paper("prefill", mb), dr->context, dr->step_ms, decode, paper("decode", mb));
   }
-  if (hi_p == 0) return md + "\nNot run.\n";
-  md += fmt::format("\nOurs: prefill gains {:.2f}–{:.2f}x, decode speedups {:.2f}–{:.2f}x. Paper: 1.32–1.92x and "
-                    "1.04–1.57x ({}).\n\n",
-                    lo_p, hi_p, lo_d, hi_d, kPaperQuote);
+  md += "\nOurs:";
+  for (size_t i = 1; i < systems.size(); ++i) {
+    const auto& r = range[systems[i]];
+    md += fmt::format("{} `{}` prefill gains {:.2f}–{:.2f}x, decode speedups {:.2f}–{:.2f}x", i > 1 ? ";" : "", systems[i],
+                      r[0], r[1], r[2], r[3]);
+  }
+  md += fmt::format(". Paper: 1.32–1.92x and 1.04–1.57x ({}).\n\n", kPaperQuote);
+
   // Reading: where the step time goes, from the rows.
   md += "**Reading.** ";
   const double first = sizes_of(rows).front(), last = sizes_of(rows).back();
   for (const char* phase : {"prefill", "decode"}) {
     const Fig11Row *a = find(rows, first, phase, ref), *b = find(rows, last, phase, ref);
-    const Fig11Row *za = find(rows, first, phase, "zepp"), *zb = find(rows, last, phase, "zepp");
-    if (!a || !b || !za || !zb) continue;
-    md += fmt::format(
-        "In {}, MoE layers take {:.0f}% of {}'s step at {} MB and {:.0f}% at {} MB; zepp cuts the MoE time by {:.2f}x "
-        "and {:.2f}x there, and the step by {:.2f}x and {:.2f}x, since the non-MoE work ({:.2f} and {:.2f} ms) is the "
-        "same for both. ",
-        phase, 100 * a->moe_ms / a->step_ms, ref, first, 100 * b->moe_ms / b->step_ms, last, a->moe_ms / za->moe_ms,
-        b->moe_ms / zb->moe_ms, za->speedup, zb->speedup, a->non_moe_ms, b->non_moe_ms);
+    if (!a || !b) continue;
+    md += fmt::format("In {}, MoE layers take {:.0f}% of {}'s step at {} MB and {:.0f}% at {} MB", phase,
+                      100 * a->moe_ms / a->step_ms, ref, first, 100 * b->moe_ms / b->step_ms, last);
+    for (size_t i = 1; i < systems.size(); ++i) {
+      const Fig11Row *za = find(rows, first, phase, systems[i]), *zb = find(rows, last, phase, systems[i]);
+      if (za && zb)
+        md += fmt::format("; `{}` cuts the MoE time by {:.2f}x and {:.2f}x there, so the step by {:.2f}x and {:.2f}x "
+                          "({})",
+                          systems[i], a->moe_ms / za->moe_ms, b->moe_ms / zb->moe_ms, za->speedup, zb->speedup,
+                          zb->speedup > za->speedup ? "growing with the size, as the paper's gains do" : "not growing with the size, unlike the paper's");
+    }
+    md += fmt::format(". The non-MoE work is the same for every system ({:.2f} ms at {} MB, {:.2f} ms at {} MB). ",
+                      a->non_moe_ms, first, b->non_moe_ms, last);
   }
-  const Fig11Row *p0 = find(rows, first, "prefill", "zepp"), *p1 = find(rows, last, "prefill", "zepp");
-  const Fig11Row *d0 = find(rows, first, "decode", "zepp"), *d1 = find(rows, last, "decode", "zepp");
-  if (p0 && p1 && d0 && d1)
-    md += fmt::format("From {} to {} MB our prefill gain {} ({:.2f}x to {:.2f}x) and our decode speedup {} ({:.2f}x to "
-                      "{:.2f}x); the paper's both grow. ",
-                      first, last, p1->speedup > p0->speedup ? "grows" : "does not grow", p0->speedup, p1->speedup,
-                      d1->speedup > d0->speedup ? "grows" : "does not grow", d0->speedup, d1->speedup);
-  md += "Where ours differ from the paper's: this is a simulation of the MoE layers (not SGLang on GPUs), the "
-        "baseline's collectives take the least inter-node traffic path with no NCCL overheads, the non-MoE work is a "
-        "roofline estimate with no kernel inefficiency, decode reads a full matched KV cache every step (our "
-        "assumption; the paper does not give context lengths), and zepp runs no swaps here.\n";
+  md += "Where ours differ from the paper's: this is a simulation of the MoE layers, not SGLang on GPUs; the "
+        "baseline's collectives take the least-traffic hierarchical path (each token crosses to each other node "
+        "once) with no NCCL or kernel overheads, and with top-8 of 128 experts on 4 nodes a token misses a given node "
+        "with probability about (3/4)^8 = 10% under an even spread, so the dense all-gather moves nearly as many "
+        "bytes between nodes as zepp's merged dispatch; the non-MoE work is a roofline estimate; decode reads a full matched KV cache every step (our "
+        "assumption: the paper gives no context lengths).\n";
   if (!figure.empty()) md += fmt::format("\n![{}]({})\n", figure, figure);
   return md;
 }

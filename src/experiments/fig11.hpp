@@ -22,7 +22,8 @@ struct Fig11Spec {
   double kv_fraction = 0;        // share of (memory - weights) given to the KV cache
   int64_t prompt = 0;            // prefill: tokens per prompt
   std::vector<double> sizes_mb;
-  std::vector<std::string> systems;  // reference first ("sglang"), then "zepp"
+  int iterations = 0;                // 0: one batch sampled per layer (§6.1); >= 1: served batches (swaps)
+  std::vector<std::string> systems;  // reference first ("sglang"), then the others
 };
 // The configuration the figure uses, every constant with its source in fig11.cpp.
 Fig11Spec fig11_spec();
@@ -47,8 +48,8 @@ std::string fig11_csv(const std::vector<Fig11Row>& rows);
 // Throws InputError "FILE:LINE: expected ..." on another header or a malformed row.
 std::vector<Fig11Row> read_fig11(const std::string& path);
 
-// One SVG: Zepp's prefill TPS gain and decode TPOT speedup over the reference against MB per
-// GPU, with the paper's published endpoints. Returns its path. Throws std::runtime_error when
+// One SVG: each system's prefill TPS gain and decode TPOT speedup over the reference (the rows'
+// first system) against MB per GPU, with the paper's published endpoints. Returns its path. Throws std::runtime_error when
 // gnuplot fails, ArgumentError("rows") when empty.
 std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out_dir);
 
