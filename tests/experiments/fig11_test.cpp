@@ -1,6 +1,7 @@
 // Figure 11's experiment (issue 14 item 4): its CSV round-trips and rejects malformed rows; the
 // report section puts the paper's numbers beside ours; a tiny run on the real Qwen3 loads.
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -41,6 +42,21 @@ TEST(Fig11, CsvRoundTripsAndRejectsBadRows) {
     EXPECT_NE(std::string(e.what()).find(":10:"), std::string::npos) << e.what();  // names the line
   }
   EXPECT_THROW(read_fig11((p.string() + ".absent")), InputError);
+}
+
+// Any damage to a valid file (a byte replaced, the file cut short) is read or rejected with
+// InputError, never a crash or another exception.
+RC_GTEST_PROP(Fig11, DamagedCsvIsReadOrRejected, ()) {
+  std::string text = fig11_csv(sample_rows());
+  const size_t at = *rc::gen::inRange<size_t>(0, text.size());
+  if (*rc::gen::arbitrary<bool>()) text[at] = *rc::gen::element(',', '\n', '"', 'x', '-', '1', '\0');
+  else text.resize(at);
+  const fs::path p = temp("fig11-fuzz.csv");
+  std::ofstream(p, std::ios::binary) << text;
+  try {
+    for (const auto& r : read_fig11(p.string())) RC_ASSERT(r.phase == "prefill" || r.phase == "decode");
+  } catch (const InputError&) {
+  }
 }
 
 TEST(Fig11, ReportPutsThePaperBesideOurs) {
