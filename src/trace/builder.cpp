@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/gate.hpp"
+
 namespace zepp::trace_detail {
 
 int32_t TraceBuilder::add_request(std::string name) {
@@ -36,8 +38,15 @@ void TraceBuilder::add_token(int layer, std::span<const int64_t> ids, std::span<
     if (gate_weights.size() != ids.size())
       fail(at, "expected " + std::to_string(ids.size()) + " gate weights (one per expert id), got " +
                    std::to_string(gate_weights.size()));
-    for (double w : gate_weights)
-      if (!std::isfinite(w) || w < 0) fail(at, "expected a finite non-negative gate weight, got " + std::to_string(w));
+    // Gate weights are softmax probabilities (renormalised over the top-k or not): each in [0, 1],
+    // their sum at most 1 up to the rounding of the source's float32 values.
+    double sum = 0;
+    for (double w : gate_weights) {
+      if (!std::isfinite(w) || w < 0 || w > 1) fail(at, "expected a gate weight in [0, 1], got " + std::to_string(w));
+      sum += w;
+    }
+    if (sum > 1 + kGateSumTolerance)
+      fail(at, "expected the token's gate weights to sum to at most 1, got " + std::to_string(sum));
   }
   LayerTrace& lt = layer_at(layer, at);
   if (lt.num_tokens() == 0) {

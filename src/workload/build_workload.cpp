@@ -1,9 +1,12 @@
 // build_workload: validate, size the batch (paper §6.1), pick the source.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/gate.hpp"
 #include "workload/builders.hpp"
+#include "workload/size.hpp"
 
 namespace zepp {
 
@@ -28,7 +31,44 @@ std::string joined(const std::vector<int>& items) {
   return s;
 }
 
+// What the planner assumes of every workload, whatever its source: a GPU's tokens each name
+// top-k distinct experts in [0, E) with gate weights in [0, 1] summing to at most
+// 1 + kGateSumTolerance, and the history load is finite and non-negative. The sources check
+// their inputs where they enter (the trace readers, the synthetic generator's parameters); this
+// is the boundary to the planner, so a source that lets something through fails here, by name,
+// instead of indexing with it.
+Workload checked(Workload w) {
+  const RoutingBatch& b = w.batch;
+  const int k = b.top_k, E = b.num_experts;
+  const auto fail = [&](int64_t t, const std::string& what) {
+    throw ArgumentError("workload: token " + std::to_string(t) + " of " + w.description + ": " + what);
+  };
+  for (int64_t t = 0; t < b.num_tokens(); ++t) {
+    const int32_t* ids = &b.expert_ids[size_t(t) * k];
+    const float* gates = &b.gate_weights[size_t(t) * k];
+    double sum = 0;
+    for (int j = 0; j < k; ++j) {
+      if (ids[j] < 0 || ids[j] >= E)
+        fail(t, "expert id " + std::to_string(ids[j]) + " outside [0, " + std::to_string(E) + ")");
+      if (std::find(ids, ids + j, ids[j]) != ids + j) fail(t, "expert " + std::to_string(ids[j]) + " selected twice");
+      if (!(gates[j] >= 0 && gates[j] <= 1)) fail(t, "gate weight " + std::to_string(gates[j]) + " outside [0, 1]");
+      sum += gates[j];
+    }
+    if (sum > 1 + kGateSumTolerance) fail(t, "gate weights sum to " + std::to_string(sum) + ", more than 1");
+  }
+  for (size_t e = 0; e < w.history_load.size(); ++e)
+    if (!(std::isfinite(w.history_load[e]) && w.history_load[e] >= 0))
+      throw ArgumentError("workload: history load of expert " + std::to_string(e) + " of " + w.description + " is " +
+                          std::to_string(w.history_load[e]) + ", expected a finite count >= 0");
+  return w;
+}
+
 }  // namespace workload_detail
+
+double tokens_per_gpu(const ModelShape& model, double size_mb) {
+  if (!(std::isfinite(size_mb) && size_mb > 0 && model.token_bytes() > 0)) return 0;
+  return std::floor(size_mb * 1048576.0 / model.token_bytes());
+}
 
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
                         const WorkloadOptions& opt) {
@@ -46,7 +86,7 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
           "picks load tables, so it needs a load-only trace; got '" + opt.dataset + "'");
 
   // Paper §6.1 / DESIGN.md §3: size in BF16 input activations per GPU, before top-k replication.
-  const double tokens = std::floor(opt.size_mb * 1048576.0 / model.token_bytes());
+  const double tokens = tokens_per_gpu(model, opt.size_mb);
   require(tokens >= 1, "size_mb",
           std::to_string(opt.size_mb) + " MiB per GPU holds less than one token of " +
               std::to_string(int64_t(model.token_bytes())) + " bytes (hidden x 2)");
@@ -54,14 +94,14 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
   require(double(target.tokens_per_gpu) * target.num_gpus * target.top_k <= std::numeric_limits<int32_t>::max(),
           "size_mb", std::to_string(opt.size_mb) + " MiB per GPU gives more than 2^31 (token, expert) pairs in all");
 
-  if (!trace) return synthetic(target, opt.layer < 0 ? 0 : opt.layer, opt);
+  if (!trace) return checked(synthetic(target, opt.layer < 0 ? 0 : opt.layer, opt));
   check_trace_matches_model(*trace, model);
-  if (!trace->has_tokens()) return from_load(*trace, target, opt);
+  if (!trace->has_tokens()) return checked(from_load(*trace, target, opt));
   const std::vector<int> layers = trace->layer_ids();
   const int layer = opt.layer < 0 ? layers.front() : opt.layer;
   require(trace->layers.count(layer), "layer",
           "layer " + std::to_string(layer) + " is not in trace " + trace->path + "; layers present: " + joined(layers));
-  return from_tokens(*trace, layer, target, opt);
+  return checked(from_tokens(*trace, layer, target, opt));
 }
 
 }  // namespace zepp

@@ -3,6 +3,8 @@
 // distribution through an independent random stream.
 #include <cmath>
 
+#include "core/error.hpp"
+
 #include "workload/builders.hpp"
 #include "workload/sampling.hpp"
 
@@ -17,6 +19,12 @@ Workload synthetic(const Target& target, int layer, const WorkloadOptions& opt) 
   std::vector<double> weight(E);
   for (int r = 0; r < E; ++r) weight[expert_of_rank[r]] = std::pow(double(r + 1), -opt.zipf);
   const DistinctSampler sampler(weight);
+  // r^-zipf underflows to 0 for large ranks once zipf is large (E = 384: from zipf ~ 125 on):
+  // with fewer than top-k experts of positive weight no token can get k distinct experts.
+  require(sampler.positive() >= k, "zipf",
+          std::to_string(opt.zipf) + " leaves " + std::to_string(sampler.positive()) + " of " + std::to_string(E) +
+              " experts with a popularity r^-zipf above zero in double precision, fewer than top-k " + std::to_string(k) +
+              " (use a smaller exponent)");
 
   Workload w;
   w.synthetic = true;

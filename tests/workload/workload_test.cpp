@@ -273,6 +273,47 @@ TEST(Workload, ArgumentErrorsNameTheField) {
   EXPECT_TRUE(starts(argument_error(&one, m, c, WorkloadOptions{}), "history_fraction: "));
 }
 
+// Issue 15: --zipf 360 crashed: r^-zipf underflowed for all but 7 of 384 experts and the sampler
+// wrote id -1. Now the generator refuses parameters that leave fewer than top-k experts.
+TEST(Workload, ZipfThatUnderflowsBelowTopKExpertsIsRefused) {
+  const ModelShape k2 = small_model(384, 8, 7168);
+  for (double zipf : {360.0, 400.0, 1e300}) {
+    WorkloadOptions o;
+    o.zipf = zipf;
+    const std::string msg = argument_error(nullptr, k2, cluster(1, 4), o);
+    EXPECT_EQ(msg.rfind("zipf: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("fewer than top-k 8"), std::string::npos) << msg;
+  }
+  WorkloadOptions o;
+  o.zipf = 100;  // 2^-100 ... 8^-100 are all far above the smallest double
+  const Workload w = build_workload(nullptr, k2, cluster(1, 4), o);
+  for (int32_t id : w.batch.expert_ids) ASSERT_TRUE(id >= 0 && id < 384);
+}
+
+// What the planner assumes is checked on every result, whatever the source: a hand-made trace
+// (read_trace would have refused it) with a gate weight above 1, or a negative id, is an error.
+TEST(Workload, EveryResultIsCheckedAtTheBoundary) {
+  const ModelShape m = small_model(8, 2);
+  Trace t = hand_trace({{0, 0, 1}, {1, 1, 2}, {2, 3, 4}, {3, 5, 6}}, true);
+  t.layers[1].gate_weights[5] = 1.5f;  // token 2's second weight
+  WorkloadOptions o;
+  o.size_mb = 0.01;
+  std::string msg = argument_error(&t, m, cluster(1, 2), o);
+  EXPECT_EQ(msg.rfind("workload: token ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("outside [0, 1]"), std::string::npos) << msg;
+  t.layers[1].gate_weights[5] = 0.5f;  // 0.75 + 0.5 > 1
+  msg = argument_error(&t, m, cluster(1, 2), o);
+  EXPECT_NE(msg.find("gate weights sum to 1.25"), std::string::npos) << msg;
+  t = hand_trace({{0, 0, 1}, {1, 1, 2}, {2, 3, 4}, {3, 5, 6}}, false);
+  t.layers[1].expert_ids[0] = -1;
+  msg = argument_error(&t, m, cluster(1, 2), o);
+  EXPECT_NE(msg.find("selects expert -1"), std::string::npos) << msg;
+  t = hand_trace({{0, 0, 1}, {1, 1, 2}, {2, 3, 4}, {3, 5, 6}}, false);
+  t.layers[1].request[0] = 9;
+  msg = argument_error(&t, m, cluster(1, 2), o);
+  EXPECT_NE(msg.find("names request 9 of 4"), std::string::npos) << msg;
+}
+
 // Random small traces: each GPU gets tokens_per_gpu selections, all from evaluation requests.
 RC_GTEST_PROP(WorkloadProperty, SamplesOnlyEvaluationSelections, ()) {
   const int requests = *rc::gen::inRange(2, 8);
