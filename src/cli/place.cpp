@@ -37,50 +37,14 @@ struct LoadProblem {
   std::vector<int> layer_ids;  // source layer indices (trace input only)
 };
 
-[[noreturn]] void field_error(const std::string& path, const std::string& field, const std::string& what) {
-  throw InputError(path + ": field '" + field + "': expected " + what);
-}
-
-int positive_int_field(const json& j, const std::string& path, const std::string& field) {
-  if (!j.contains(field)) field_error(path, field, "a positive integer, got nothing (missing)");
-  const json& v = j[field];
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1'000'000'000)
-    field_error(path, field, "a positive integer, got " + v.dump());
-  return int(v.get<int64_t>());
-}
-
 LoadProblem read_load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the load file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path + ": byte " + std::to_string(e.byte) + ": expected valid JSON (" + e.what() + ")");
-  } catch (const json::exception& e) {  // e.g. a number beyond double's range
-    throw InputError(path + ": expected JSON with numbers a double can hold (" + e.what() + ")");
-  }
-  if (!j.is_object()) throw InputError(path + ": expected a JSON object with fields weight, num_replicas, ...");
+  EplbLoad load = read_eplb_load(path);  // src/formats/eplb_json.cpp
   LoadProblem p;
-  const std::string rows = "a non-empty list of equally long non-empty lists of numbers >= 0";
-  if (!j.contains("weight") || !j["weight"].is_array() || j["weight"].empty()) field_error(path, "weight", rows);
-  for (size_t l = 0; l < j["weight"].size(); ++l) {
-    const json& row = j["weight"][l];
-    if (!row.is_array() || row.empty() || row.size() != j["weight"][0].size())
-      field_error(path, "weight", rows + "; row " + std::to_string(l) + " is " + row.dump().substr(0, 60));
-    std::vector<double> w;
-    for (size_t e = 0; e < row.size(); ++e) {
-      if (!row[e].is_number() || row[e].get<double>() < 0)
-        field_error(path, "weight", "numbers >= 0; row " + std::to_string(l) + " item " + std::to_string(e) +
-                                        " is " + row[e].dump());
-      w.push_back(row[e].get<double>());
-    }
-    p.weight.push_back(std::move(w));
-  }
-  p.num_replicas = positive_int_field(j, path, "num_replicas");
-  p.num_groups = positive_int_field(j, path, "num_groups");
-  p.num_nodes = positive_int_field(j, path, "num_nodes");
-  p.num_gpus = positive_int_field(j, path, "num_gpus");
+  p.weight = std::move(load.weight);
+  p.num_replicas = load.num_replicas;
+  p.num_groups = load.num_groups;
+  p.num_nodes = load.num_nodes;
+  p.num_gpus = load.num_gpus;
   return p;
 }
 

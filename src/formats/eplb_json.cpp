@@ -92,4 +92,30 @@ ExpertMap read_eplb_json(const std::string& path) {
   return map;
 }
 
+namespace {
+
+int count_field(const nlohmann::json& doc, const std::string& path, const std::string& field) {
+  const nlohmann::json& v = formats_detail::member(doc, field, path);
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1'000'000'000)
+    throw InputError(path + ": " + field + ": expected an integer in [1, 10^9], got " + v.dump().substr(0, 40));
+  return int(v.get<int64_t>());
+}
+
+}  // namespace
+
+EplbLoad read_eplb_load(const std::string& path) {
+  const auto doc = formats_detail::load_json(path);
+  const auto a = number_array(formats_detail::member(doc, "weight", path), false, path, "weight");
+  if (a.shape.size() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
+    throw InputError(path + ": weight: expected a non-empty [layers, experts] list of lists");
+  EplbLoad load;
+  for (size_t l = 0; l < a.shape[0]; ++l)
+    load.weight.emplace_back(a.values.begin() + long(l * a.shape[1]), a.values.begin() + long((l + 1) * a.shape[1]));
+  load.num_replicas = count_field(doc, path, "num_replicas");
+  load.num_groups = count_field(doc, path, "num_groups");
+  load.num_nodes = count_field(doc, path, "num_nodes");
+  load.num_gpus = count_field(doc, path, "num_gpus");
+  return load;
+}
+
 }  // namespace zepp

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -28,15 +29,60 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw InputError(path + ": write failed (" + std::strerror(errno) + ")");
 }
 
+namespace {
+
+// 1 + the newlines before byte `end` of `text`.
+long line_at(const std::string& text, size_t end) {
+  end = std::min(end, text.size());
+  return 1 + long(std::count(text.begin(), text.begin() + long(end), '\n'));
+}
+
+// The line of the n-th (1-based) occurrence of "key" written as an object key (the quoted name
+// followed by ':'), or 0 when a key written with escapes cannot be found as typed. nlohmann's
+// parser callback reports keys in document order without positions, so counting occurrences
+// finds the one the callback saw.
+long key_line(const std::string& text, const std::string& key, int n) {
+  const std::string quoted = "\"" + key + "\"";
+  for (size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
+    size_t after = text.find_first_not_of(" \t\r\n", at + quoted.size());
+    if (after == std::string::npos || text[after] != ':' || (at > 0 && text[at - 1] == '\\')) continue;
+    if (--n == 0) return line_at(text, at);
+  }
+  return 0;
+}
+
+}  // namespace
+
 nlohmann::json load_json(const std::string& path) {
   std::string text = read_text(path);
+  // JSON leaves duplicated keys to the reader; nlohmann keeps the last silently. Reject them:
+  // one set of keys per open object, and every key's occurrence counted for its line.
+  std::vector<std::vector<std::string>> open;
+  std::map<std::string, int> seen;
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) open.emplace_back();
+    else if (event == nlohmann::json::parse_event_t::object_end) open.pop_back();
+    else if (event == nlohmann::json::parse_event_t::key) {
+      const std::string key = parsed.get<std::string>();
+      const int n = ++seen[key];
+      auto& keys = open.back();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+        const long line = key_line(text, key, n);
+        throw InputError(path + (line ? ":" + std::to_string(line) : "") + ": expected each key once per object, got \"" +
+                         key + "\" twice");
+      }
+      keys.push_back(key);
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, callback);
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann reports a byte offset; users look for a line.
-    size_t end = std::min(e.byte, text.size());
-    long line = 1 + std::count(text.begin(), text.begin() + long(end), '\n');
-    throw InputError(path + ":" + std::to_string(line) + ": expected valid JSON (" + e.what() + ")");
+    throw InputError(path + ":" + std::to_string(line_at(text, e.byte)) + ": expected valid JSON (" + e.what() + ")");
+  } catch (const nlohmann::json::exception& e) {
+    // A number out of range (1e999) is not a syntax error to nlohmann, but it is bad input.
+    throw InputError(path + ": expected valid JSON with finite numbers (" + e.what() + ")");
   }
 }
 

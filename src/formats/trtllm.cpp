@@ -38,6 +38,21 @@ ExpertMap read_trtllm_config(const std::string& path) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected valid YAML (" + e.msg + ")");
   }
   if (!doc.IsMap()) throw InputError(path + ": expected a YAML mapping with num_slots and initial_global_assignments");
+  // yaml-cpp keeps a duplicated key (doc[key] finds the first) and reads a truncated last line
+  // ("layer_upd") as a key without a value: both are errors here, as is a key TensorRT-LLM's
+  // MoeLoadBalancerConfig does not have.
+  std::vector<std::string> keys;
+  for (const auto& kv : doc) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      throw InputError(where(path, kv.first, key) + "key appears twice");
+    if (key != "num_slots" && key != "initial_global_assignments" && key != "layer_updates_per_iter")
+      throw InputError(where(path, kv.first, key.empty() ? "key" : key) +
+                       "expected one of num_slots, initial_global_assignments, layer_updates_per_iter (a truncated file?)");
+    if (!kv.second || kv.second.IsNull()) throw InputError(where(path, kv.first, key) + "expected a value, got none");
+    keys.push_back(key);
+  }
+  if (doc["layer_updates_per_iter"]) integer(doc["layer_updates_per_iter"], 0, 1 << 30, path, "layer_updates_per_iter");
   for (const char* key : {"num_slots", "initial_global_assignments"})
     if (!doc[key]) throw InputError(path + ": expected a member '" + std::string(key) + "'");
 

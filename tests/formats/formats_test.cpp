@@ -216,6 +216,58 @@ TEST(TrtllmConfig, MalformedFilesNameFileLineAndField) {
   EXPECT_NE(msg.find("row 1 (layer 2): expert 2 has no slot"), std::string::npos) << msg;
 }
 
+// Issue 15: duplicated or truncated keys were accepted (yaml-cpp keeps the first, nlohmann the
+// last); a number beyond double's range escaped as a bare error without the file name.
+TEST(TrtllmConfig, DuplicatedAndTruncatedKeysNameTheLine) {
+  auto p = write_file("lbdup.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\nnum_slots: 6\n");
+  auto msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":4: num_slots: key appears twice"), std::string::npos) << msg;
+  p = write_file("lbtrunc.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\nlayer_upd");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":4: layer_upd: expected one of num_slots, initial_global_assignments, layer_updates_per_iter"),
+            std::string::npos)
+      << msg;
+  p = write_file("lbnull.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\nlayer_updates_per_iter:\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":4: layer_updates_per_iter: expected a value, got none"), std::string::npos) << msg;
+  p = write_file("lbneg.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\nlayer_updates_per_iter: -1\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":4: layer_updates_per_iter: expected an integer in [0,"), std::string::npos) << msg;
+}
+
+TEST(JsonFiles, DuplicatedKeysAndHugeNumbersNameFileAndLine) {
+  auto p = write_file("dup.json", "{\"physical_to_logical_map\": [[0, 1]],\n\"physical_to_logical_map\": [[1, 0]]}\n");
+  auto msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_NE(msg.find(p + ":2: expected each key once per object, got \"physical_to_logical_map\" twice"), std::string::npos)
+      << msg;
+  // The same key in different objects is fine; in one nested object it is not.
+  p = write_file("nested.json", "{\"a\": {\"x\": 1}, \"b\": {\"x\": 2},\n \"logical_count\": [[1, 2]],\n \"c\": {\"y\": 1,\n \"y\": 2}}");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find(p + ":4: expected each key once per object, got \"y\" twice"), std::string::npos) << msg;
+  p = write_file("huge.json", "{\"logical_count\": [[1, 1e999]]}");
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_NE(msg.find(p + ": expected valid JSON with finite numbers"), std::string::npos) << msg;
+  p = write_file("huge2.json", "{\"phy2log\": [[0, 1e999]]}");
+  msg = input_error([&] { read_eplb_json(p); });
+  EXPECT_NE(msg.find(p + ": expected valid JSON with finite numbers"), std::string::npos) << msg;
+}
+
+TEST(EplbLoad, ReadsTheReadmeFormAndNamesBadFields) {
+  auto p = write_file("load.json", "{\"weight\": [[1, 2.5], [0, 4]], \"num_replicas\": 4, \"num_groups\": 1,"
+                                   " \"num_nodes\": 1, \"num_gpus\": 2, \"source\": \"ignored\"}");
+  const EplbLoad load = read_eplb_load(p);
+  EXPECT_EQ(load.weight, (std::vector<std::vector<double>>{{1, 2.5}, {0, 4}}));
+  EXPECT_EQ(load.num_replicas, 4);
+  EXPECT_EQ(load.num_gpus, 2);
+  p = write_file("load2.json", "{\"weight\": [[1, -2]], \"num_replicas\": 4, \"num_groups\": 1, \"num_nodes\": 1, \"num_gpus\": 2}");
+  EXPECT_NE(input_error([&] { read_eplb_load(p); }).find(p + ": weight[0][1]: expected a value >= 0"), std::string::npos);
+  p = write_file("load3.json", "{\"weight\": [[1, 2]], \"num_replicas\": 0, \"num_groups\": 1, \"num_nodes\": 1, \"num_gpus\": 2}");
+  EXPECT_NE(input_error([&] { read_eplb_load(p); }).find(p + ": num_replicas: expected an integer in [1, 10^9], got 0"),
+            std::string::npos);
+  p = write_file("load4.json", "{\"weight\": [[1, 2]], \"num_groups\": 1, \"num_nodes\": 1, \"num_gpus\": 2}");
+  EXPECT_NE(input_error([&] { read_eplb_load(p); }).find(p + ": expected a field \"num_replicas\""), std::string::npos);
+}
+
 TEST(EplbJson, WritesEplbReturnValues) {
   ExpertMap m;
   m.layer_ids = {0};
