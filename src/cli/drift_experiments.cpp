@@ -31,7 +31,7 @@ void add_common(CLI::App* cmd, DriftFlags& f) {
   cmd->add_option("--systems", f.opt.systems, "Systems, the first is the speedup baseline (comma-separated)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--seed", f.opt.seed, "Sampling seed (load-only traces)")->capture_default_str();
+  cmd->add_option("--seed", f.opt.seed, "Sampling seed (load-only traces)")->capture_default_str()->check(non_negative);
   cmd->add_option("--extra-slots", f.opt.strategy.extra_slots, "R: extra slots per GPU")->capture_default_str();
   cmd->add_option("--balance-slack", f.opt.strategy.balance_slack, "C of equation (1) and of the swap trigger")
       ->capture_default_str();

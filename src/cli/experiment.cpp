@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "cli/serve.hpp"
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
@@ -79,7 +80,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--topologies", f->topologies, "Cluster presets (comma-separated)")->delimiter(',');
   cmd->add_option("--nodes", f->nodes, "Node counts (comma-separated)")->delimiter(',');
   cmd->add_option("--sizes", f->sizes, "MiB of BF16 activations per GPU (comma-separated)")->delimiter(',');
-  cmd->add_option("--seed", f->opt.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--seed", f->opt.seed, "Sampling seed")->capture_default_str()->check(non_negative);
   cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §6.1: 2)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C of equation (1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();

@@ -1,11 +1,36 @@
 // `zepp`: plan and simulate expert-parallel MoE layers. Exit status 2 on bad input or arguments.
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <exception>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+
+namespace {
+
+// Every option that takes a value refuses an empty one: CLI11 turns '' into 0 or the default,
+// which would run something the user did not ask for. Walks every subcommand, so options added
+// anywhere are covered.
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options())
+    if (opt->get_type_size_max() > 0)
+      opt->check([](const std::string& v) { return v.empty() ? std::string("expected a value, got an empty string") : std::string(); },
+                 "NONEMPTY");
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
+}
+
+// Under mpirun every rank parses the same arguments and would print the same error: only rank 0
+// (as the launcher tells it, before MPI_Init) reports; every rank still exits with status 2.
+bool quiet_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* r = std::getenv(var)) return std::string(r) != "0";
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Zepp: expert placement, locality-preferred routing and overlapped communication for MoE serving"};
@@ -14,18 +39,21 @@ int main(int argc, char** argv) {
   zepp::cli::add_place(app);
   zepp::cli::add_experiment(app);
   zepp::cli::add_run(app);
+  refuse_empty_values(app);
+  const bool quiet = quiet_rank();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (quiet) return e.get_exit_code() == 0 ? 0 : 2;
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const zepp::InputError& e) {
-    std::fprintf(stderr, "zepp: error: %s\n", e.what());
+    if (!quiet) std::fprintf(stderr, "zepp: error: %s\n", e.what());
     return 2;
   } catch (const zepp::ArgumentError& e) {
-    std::fprintf(stderr, "zepp: invalid argument: %s\n", e.what());
+    if (!quiet) std::fprintf(stderr, "zepp: invalid argument: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "zepp: error: out of memory (try a smaller --size-mb or fewer nodes)\n");
+    if (!quiet) std::fprintf(stderr, "zepp: error: out of memory (try a smaller --size-mb or fewer nodes)\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zepp: internal error: %s\n", e.what());

@@ -1,9 +1,12 @@
 #include "cli/options.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
 #include "core/presets.hpp"
+#include "pipeline/cost.hpp"
+#include "workload/size.hpp"
 
 namespace zepp::cli {
 
@@ -24,12 +27,18 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--peak-tflops", peak_tflops, "Override GPU BF16 peak TFLOP/s");
   cmd->add_option("--hbm-tbps", hbm_tbps, "Override GPU HBM TB/s");
   cmd->add_option("--kernel-launch-us", kernel_launch_us, "Override per-GEMM launch cost (us)");
-  cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)");
+  cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)")->check(non_negative);
   cmd->add_option("--size-mb", workload.size_mb, "BF16 input activations per GPU, MiB, before top-k (paper §6.1)")->capture_default_str();
-  cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str();
+  cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str()->check(non_negative);
   cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")->capture_default_str();
   cmd->add_option("--zipf", workload.zipf, "Synthetic workload: popularity of the r-th expert ~ r^-zipf")->capture_default_str();
   cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc or arc/Hebrew");
+  cmd->add_option("--max-memory", max_memory_mib,
+                  "MiB this run may use; a larger estimate stops it before building (default: the machine's memory)");
+}
+
+std::string non_negative(const std::string& value) {
+  return !value.empty() && value[0] == '-' ? "expected a value >= 0, got '" + value + "'" : "";
 }
 
 namespace {
@@ -70,15 +79,46 @@ Topology WorkloadFlags::cluster() const {
   return t;
 }
 
+namespace {
+
+// build_workload names WorkloadOptions fields; the user typed flags.
+[[noreturn]] void rethrow_as_flag(const ArgumentError& e) {
+  const std::string what = e.what();
+  for (const char* field : {"size_mb", "history_fraction", "zipf", "layer", "dataset", "seed"}) {
+    const std::string prefix = std::string(field) + ":";
+    if (what.rfind(prefix, 0) == 0) {
+      std::string flag = "--" + std::string(field);
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      throw ArgumentError(flag + what.substr(prefix.size() - 1));
+    }
+  }
+  throw e;
+}
+
+}  // namespace
+
+void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology& topo) {
+  require(!f.max_memory_mib || (std::isfinite(*f.max_memory_mib) && *f.max_memory_mib > 0), "--max-memory",
+          "expected a positive number of MiB");
+  const double budget = f.max_memory_mib ? *f.max_memory_mib * 1048576.0 : memory_budget_bytes();
+  const double tokens = std::min(tokens_per_gpu(model, f.workload.size_mb), 1e15);
+  check_budget(estimate_cost(model, topo, int64_t(tokens), f.strategies), budget, "--max-memory");
+}
+
 ResolvedWorkload resolve(const WorkloadFlags& f) {
   ResolvedWorkload r;
   r.model = f.model_shape();
   r.topo = f.cluster();
+  check_cost(f, r.model, r.topo);
   if (!f.trace_path.empty()) {
     r.trace = std::make_unique<Trace>(read_trace(f.trace_path));
     check_trace_matches_model(*r.trace, r.model);
   }
-  r.workload = build_workload(r.trace.get(), r.model, r.topo, f.workload);
+  try {
+    r.workload = build_workload(r.trace.get(), r.model, r.topo, f.workload);
+  } catch (const ArgumentError& e) {
+    rethrow_as_flag(e);
+  }
   return r;
 }
 

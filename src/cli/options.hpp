@@ -22,6 +22,8 @@ struct WorkloadFlags {
   std::optional<double> nvlink_gbps, nic_gbps, nvlink_latency_us, nic_latency_us, peak_tflops, hbm_tbps,
       kernel_launch_us;
   WorkloadOptions workload;
+  std::optional<double> max_memory_mib;  // --max-memory; default: what the machine has
+  int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)
 
   // Registers the flags on `cmd`.
   void add_to(CLI::App* cmd);
@@ -37,6 +39,17 @@ struct ResolvedWorkload {
   std::unique_ptr<Trace> trace;
   Workload workload;
 };
+// Throws ArgumentError naming --max-memory when the estimated cost of running f.strategies
+// strategies on this model and cluster (pipeline/cost.hpp) exceeds --max-memory, by default the
+// memory this process may still allocate.
+void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology& topo);
+
+// Checks the flags and the estimated cost (pipeline/cost.hpp: --max-memory, default the
+// machine's memory) before reading the trace or building anything; errors name the flag.
 ResolvedWorkload resolve(const WorkloadFlags& flags);
+
+// CLI11 check for counts and seeds: rejects negative values ('-1' would wrap for unsigned fields
+// or pick a default for --layer).
+std::string non_negative(const std::string& value);
 
 }  // namespace zepp::cli

@@ -81,15 +81,22 @@ std::string table(const nlohmann::json& doc) {
   return out;
 }
 
-// Returns the exit status: 0, or 3 when an output is off the reference by more than the tolerance.
-int run_ranks(RunFlags f) {
-  int me = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+// The checks that need no rank count: run before MPI_Init, so a bad argument is reported once
+// (main.cpp prints on rank 0 only) and no rank starts MPI.
+void check_flags(const RunFlags& f) {
   require(f.tolerance > 0, "--tolerance", "must be positive");
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
+  require(!split_names(f.strategies).empty(), "--strategy", "names no strategy");
+  require(f.opt.repeat >= 1, "--repeat", "must be >= 1");
+  f.w.model_shape();
+  WorkloadFlags probe = f.w;
+  probe.nodes = 1;
+  probe.cluster();
+}
+
+// Every rank resolves the same workload from the same flags and files; throws what resolve throws.
+ResolvedWorkload prepare(RunFlags& f, int size) {
   const auto names = split_names(f.strategies);
-  require(!names.empty(), "--strategy", "names no strategy");
   WorkloadFlags probe = f.w;
   probe.nodes = 1;
   const int gpn = probe.cluster().gpus_per_node;
@@ -98,10 +105,21 @@ int run_ranks(RunFlags f) {
   require(!f.nodes_given || f.w.nodes == size / gpn, "--nodes",
           "must equal ranks / --gpus-per-node = " + std::to_string(size / gpn) + " (or be left out)");
   f.w.nodes = size / gpn;
+  f.w.strategies = int(names.size());
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
+  if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
+  return resolve(f.w);
+}
+
+// Returns the exit status: 0, or 3 when an output is off the reference by more than the tolerance.
+int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
+  int me = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const auto names = split_names(f.strategies);
   if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
-  const ResolvedWorkload r = resolve(f.w);
+  const int gpn = r.topo.gpus_per_node;
 
   nlohmann::json doc;
   std::ostringstream desc;
@@ -154,7 +172,7 @@ void add_run(CLI::App& app) {
   cmd->add_option("--strategy,--strategies", f->strategies, "Comma-separated strategies run one after another: a2av, eplb, zepp, ...")
       ->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table or json")->capture_default_str();
-  cmd->add_option("--data-seed", f->opt.exec.data_seed, "Seed of token activations and expert weights")->capture_default_str();
+  cmd->add_option("--data-seed", f->opt.exec.data_seed, "Seed of token activations and expert weights")->capture_default_str()->check(non_negative);
   cmd->add_option("--tolerance", f->tolerance, "Largest relative error to the dense reference before exiting with status 3")
       ->capture_default_str();
   cmd->add_option("--repeat", f->opt.repeat, "Runs per strategy (fastest wall time reported; outputs must not change)")
@@ -166,16 +184,38 @@ void add_run(CLI::App& app) {
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
+    check_flags(*f);
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) MPI_Init(nullptr, nullptr);
     mpi::use_single_blas_thread();
+    int me = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // Argument and input errors found while resolving (the rank count, the trace) are the same
+    // on every rank: the lowest rank that has one reports it, once, and every rank exits with
+    // status 2 without MPI_Abort and its banner, which stays for real faults.
+    ResolvedWorkload r;
+    std::string error;
+    try {
+      r = prepare(*f, size);
+    } catch (const InputError& e) {
+      error = std::string("error: ") + e.what();
+    } catch (const ArgumentError& e) {
+      error = std::string("invalid argument: ") + e.what();
+    }
+    int reporter = error.empty() ? size : me;
+    MPI_Allreduce(MPI_IN_PLACE, &reporter, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (reporter < size) {
+      if (me == reporter) std::fprintf(stderr, "zepp: %s\n", error.c_str());
+      std::fflush(stderr);
+      MPI_Finalize();
+      std::exit(2);
+    }
     int status = 0;
     try {
-      status = run_ranks(*f);
+      status = run_ranks(*f, r);
     } catch (const std::exception& e) {
-      int me = 0;
-      MPI_Comm_rank(MPI_COMM_WORLD, &me);
       const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
       const bool user = oom || dynamic_cast<const InputError*>(&e) || dynamic_cast<const ArgumentError*>(&e);
       std::fprintf(stderr, "zepp run (rank %d): %s: %s\n", me, user ? "error" : "internal error",

@@ -53,6 +53,9 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   require(!w.trace_path.empty(), "--trace", "--iterations walks a trace; name one");
   const ModelShape model = w.model_shape();
   const Topology topo = w.cluster();
+  WorkloadFlags sized = w;
+  sized.strategies = int(systems.size());
+  check_cost(sized, model, topo);  // before reading the trace
   const Trace trace = read_trace(w.trace_path);
   DriftOptions d;
   d.layer = w.workload.layer;

@@ -9,6 +9,7 @@
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
 #include "core/error.hpp"
+#include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
 #include "report/timeline.hpp"
@@ -69,6 +70,9 @@ void run(const SimulateFlags& f) {
   opt.merge = !f.no_merge;
   opt.overlap = !f.no_overlap;
   opt.locality = !f.no_locality;
+  require(opt.eplb_groups >= 0 && opt.eplb_groups <= f.w.model_shape().num_experts, "--eplb-groups",
+          "expected 0 (automatic) or a group count in [1, " + std::to_string(f.w.model_shape().num_experts) + "], got " +
+              std::to_string(opt.eplb_groups));
   require(f.timeline.empty() || !f.model.active(), "--timeline", "draws one layer; it does not combine with --layers");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
@@ -80,7 +84,11 @@ void run(const SimulateFlags& f) {
 
   require(f.timeline.empty() || ex == ExecutorKind::Sim, "--timeline", "needs --executor sim");
   opt.timeline = !f.timeline.empty();
-  ResolvedWorkload r = resolve(f.w);
+  // Limits before work: every strategy's placement fits the cluster, the cost fits the memory.
+  for (const auto& name : names) check_strategy_fits(name, f.w.model_shape(), f.w.cluster(), opt);
+  WorkloadFlags w = f.w;
+  w.strategies = int(names.size());
+  ResolvedWorkload r = resolve(w);
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
   if (!f.timeline.empty()) write_timelines(f.timeline, outcomes, r.topo);

@@ -218,6 +218,31 @@ TEST(MpiRun, RankCountMustBeAMultipleOfGpusPerNode) {
   EXPECT_NE(n.err.find("--nodes"), std::string::npos) << n.err;
 }
 
+// Occurrences of `needle` in `text`.
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Issue 15: a bad argument on 4 ranks is one message, exit status 2 on every rank (mpirun passes
+// on the first non-zero one), and no MPI_Abort banner. Three kinds: a flag CLI11 rejects, a flag
+// checked before MPI_Init, a flag that needs the rank count (checked after, reported by rank 0).
+TEST(MpiRun, BadArgumentOnFourRanksIsOneMessage) {
+  struct Case {
+    std::string args, flag;
+  };
+  for (const Case& c : {Case{"--model mixtral-8x7b --seed '' --hidden 16 --ffn 8", "--seed"},
+                        Case{"--model mixtral-8x7b --tolerance -1 --hidden 16 --ffn 8", "--tolerance"},
+                        Case{"--model mixtral-8x7b --gpus-per-node 3 --hidden 16 --ffn 8", "--gpus-per-node"}}) {
+    const Launch r = mpirun(4, c.args, 60);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(count_of(r.err, c.flag), 1u) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("MPI_ABORT"), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_LT(r.seconds, 60);
+  }
+}
+
 }  // namespace
 }  // namespace zepp
 

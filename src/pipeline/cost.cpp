@@ -1,0 +1,104 @@
+#include "pipeline/cost.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "core/error.hpp"
+#include "placement/placement.hpp"
+
+namespace zepp {
+namespace {
+
+// Bytes per unit. kPerPair and kBase from peak RSS (GNU time) of `zepp simulate` with the
+// default a2av,eplb,zepp on sim, Kimi-K2 shape, 2 x 4 GPUs, --hidden 64: 186 MB at 1.05 M pairs
+// (--size-mb 2), 606 MB at 4.19 M pairs (--size-mb 8): 137 B per pair, less the batch's 8, over 3
+// strategies; 38 MB for a run of 0.02 MiB per GPU. kPerGpuExpert from the code: the demand matrix
+// (int64) and the routing quotas (assign_pairs' Quota, 16 B) per (GPU, expert). kPerTask: the
+// growth from 0.02 MiB on 2 to 96 nodes (38 -> 48 MB, 25.7 k tasks per strategy), all put on
+// tasks, an upper bound.
+constexpr double kPerPair = 43;
+constexpr double kPerGpuExpert = 24;
+constexpr double kPerTask = 128;
+constexpr double kBase = 40e6;
+
+std::string human(double x, const char* unit) {
+  const char* prefix[] = {"", " k", " M", " G", " T", " P", " E"};
+  int i = 0;
+  while (std::abs(x) >= 1000 && i < 6) x /= 1000, ++i;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g%s%s", x, prefix[i], unit);
+  return buf;
+}
+
+}  // namespace
+
+std::string CostEstimate::text() const {
+  return "about " + human(bytes, "B") + " (" + human(pairs, " pairs") + ", " + human(tasks, " tasks") + " per strategy)";
+}
+
+CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies) {
+  const double G = double(topo.nodes) * topo.gpus_per_node, E = model.num_experts;
+  const double slots = std::ceil(E / G) + 2;  // per GPU, with the default R = 2 extra slots
+  CostEstimate c;
+  c.pairs = double(tokens_per_gpu) * G * model.top_k;
+  // A plan moves data between every pair of GPUs that exchange tokens (at most G^2, at most one
+  // per pair in each of dispatch and combine, NIC relays at most double that) and runs a GEMM per
+  // slot holding tokens.
+  c.tasks = 4 * std::min(G * G, 2 * c.pairs) + G * slots;
+  const double s = std::max(1, strategies);
+  c.bytes = kBase + c.pairs * (8 + s * kPerPair) + s * (G * E * kPerGpuExpert + c.tasks * kPerTask);
+  return c;
+}
+
+double memory_budget_bytes() {
+  const double page = double(sysconf(_SC_PAGESIZE));
+  double budget = double(sysconf(_SC_PHYS_PAGES)) * page;
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    double used = 0;  // current address space: the first field of /proc/self/statm, in pages
+    std::ifstream("/proc/self/statm") >> used;
+    budget = std::min(budget, std::max(0.0, double(as.rlim_cur) - used * page));
+  }
+  return budget;
+}
+
+void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag) {
+  require(estimate.bytes <= budget_bytes, flag,
+          "this run needs " + estimate.text() + ", more than the " + human(budget_bytes, "B") +
+              " available; use a smaller --size-mb, fewer --nodes or --gpus-per-node, or fewer strategies"
+              " (or raise " + flag + " if the estimate is too cautious)");
+}
+
+void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,
+                         const StrategyOptions& opt) {
+  const auto& names = strategy_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw ArgumentError("strategies: unknown strategy '" + name + "', expected one of " + known);
+  }
+  const std::vector<double> uniform(model.num_experts, 1.0);
+  try {
+    // Which placement each strategy starts from (strategies.cpp, baselines/, swap/): contiguous
+    // homes, EPLB's rule, or Zepp's §4.1 placement. Strategies not listed place nothing up front.
+    if (name == "a2av" || name == "fast" || name == "comet" || name == "moonep" || name == "halo-q")
+      place_contiguous(model.num_experts, topo);
+    else if (name == "eplb" || name == "comet+eplb")
+      place_eplb(uniform, topo, base_slots_per_gpu(model, topo) + opt.extra_slots,
+                 eplb_groups_for(model, topo, opt.eplb_groups));
+    else if (name == "zepp" || name == "epic")
+      place_zepp(uniform, topo, opt.extra_slots);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError("strategies: " + name + " cannot place " + std::to_string(model.num_experts) + " experts on " +
+                        std::to_string(topo.nodes) + " x " + std::to_string(topo.gpus_per_node) +
+                        " GPUs (change --nodes, --gpus-per-node, --experts, --extra-slots or --eplb-groups): " + e.what());
+  }
+}
+
+}  // namespace zepp

@@ -1,0 +1,43 @@
+// Limits checked before work starts (issue 15): what a run will take, from the shapes alone, and
+// whether each strategy's placement fits the cluster, so a run that cannot work stops in
+// milliseconds with the flag to change instead of after minutes of building.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+#include "pipeline/strategy.hpp"
+
+namespace zepp {
+
+struct CostEstimate {
+  double pairs = 0;  // (token, expert) pairs of the batch: tokens_per_gpu x GPUs x top-k
+  double tasks = 0;  // simulated tasks (messages and GEMMs) of one strategy's comm plan, at most
+  double bytes = 0;  // peak memory of the workload, routing and plans of all strategies
+  std::string text() const;  // "about 5.4 GB (38.3 M pairs, 1.2 k tasks per strategy)"
+};
+
+// Peak memory of building the workload and running `strategies` strategies on it: per pair the
+// batch, each strategy's routing and plan; per (GPU, expert) the demand matrices and routing
+// quotas; per task the plan and the simulation. The per-unit constants were measured (peak RSS
+// of `zepp simulate`, cost.cpp says which runs); the estimate is for refusing runs that cannot
+// fit, not a prediction to the megabyte.
+CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies);
+
+// Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above the
+// current address space when that is less.
+double memory_budget_bytes();
+
+// Throws ArgumentError naming `flag` when `estimate` exceeds `budget_bytes`: the estimate, the
+// budget, and which flags make the run smaller.
+void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag);
+
+// Throws the ArgumentError the strategy's placement would throw on this model and cluster
+// (experts that do not divide over the GPUs for contiguous homes, EPLB groups that do not divide
+// the experts, more slots per GPU than experts), placing a uniform load: O(E + GPUs x slots),
+// before any workload exists. Unknown names throw as run_strategy does.
+void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,
+                         const StrategyOptions& opt);
+
+}  // namespace zepp
