@@ -5,6 +5,7 @@
 #include "bindings.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
+#include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
 
@@ -65,6 +66,10 @@ std::string simulate(const pb::dict& s) {
   if (executor == "estimate") ex = ExecutorKind::Estimate;
   else if (executor == "sim") ex = ExecutorKind::Sim;
   else throw ArgumentError("executor: expected sim or estimate, got '" + executor + "'");
+  require(opt.eplb_groups >= 0 && opt.eplb_groups <= w.model_shape().num_experts, "eplb_groups",
+          "expected 0 (automatic) or at most the expert count " + std::to_string(w.model_shape().num_experts));
+  for (const auto& name : names) check_strategy_fits(name, w.model_shape(), w.cluster(), opt);
+  w.strategies = int(names.size());
   cli::ResolvedWorkload r = cli::resolve(w);
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));

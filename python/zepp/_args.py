@@ -1,12 +1,17 @@
 """Argument checks shared by the public functions: every failure is a ValueError naming the argument."""
 
 import operator
+import os
+import resource
 
 import numpy as np
 
+INT32_MAX = 2**31 - 1
 
-def count(value, name, minimum=1):
-    """`value` as a Python int >= minimum (bools and floats are refused, as EPLB's indexing would)."""
+
+def count(value, name, minimum=1, maximum=INT32_MAX):
+    """`value` as a Python int in [minimum, maximum] (bools and floats are refused, as EPLB's
+    indexing would); the C++ core takes 32-bit counts unless a caller says otherwise."""
     if isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name}: expected an integer, got {value!r}")
     try:
@@ -15,7 +20,31 @@ def count(value, name, minimum=1):
         raise ValueError(f"{name}: expected an integer, got {value!r}") from None
     if n < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {n}")
+    if n > maximum:
+        raise ValueError(f"{name}: expected an integer <= {maximum}, got {n}")
     return n
+
+
+def memory_budget():
+    """Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above
+    the current address space when that is less (pipeline/cost.cpp does the same in C++)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    budget = os.sysconf("SC_PHYS_PAGES") * page
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * page
+        budget = min(budget, max(0, soft - used))
+    return budget
+
+
+def fits(nbytes, name, what):
+    """Raise ValueError naming `name` when `what` needs more than memory_budget() bytes: checked
+    before the call allocates, so a size typed wrong fails at once instead of swapping or aborting."""
+    budget = memory_budget()
+    if nbytes > budget:
+        raise ValueError(f"{name}: {what} needs about {nbytes / 2**30:.3g} GiB, more than the "
+                         f"{budget / 2**30:.3g} GiB this process can allocate")
 
 
 def array(value, name, ndim, integer):

@@ -6,7 +6,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array
+from ._args import array, fits
 
 PLACEMENT_FORMATS = ("sglang", "trtllm", "eplb-json")
 
@@ -79,6 +79,7 @@ def write_placement(path, phy2log, format, layer_ids=None):
     ascending, -1 padded to the most replicas) and logcnt.
     Raises: ValueError naming phy2log / layer_ids / format, or the file when it cannot be written.
     """
+    format = _format(format)
     phy = array(phy2log, "phy2log", 2, integer=True)
     L, P = phy.shape
     if L == 0 or P == 0:
@@ -90,9 +91,11 @@ def write_placement(path, phy2log, format, layer_ids=None):
         raise ValueError(f"layer_ids: expected one id per row of phy2log ({L}), got {ids.shape[0]}")
     if ids.min() < 0 or ids.max() >= 2**31 or np.unique(ids).size != L:
         raise ValueError("layer_ids: expected distinct layer ids in [0, 2^31)")
+    if format == "sglang":  # a row of P ids (and their text) for every model layer up to the largest id
+        fits(16 * (int(ids.max()) + 1) * P, "layer_ids", f"writing SGLang rows for layers 0..{int(ids.max())}")
     E = int(phy.max()) + 1
     for row in range(L):
         missing = np.setdiff1d(np.arange(E), phy[row])
         if missing.size:
             raise ValueError(f"phy2log: row {row} has no slot for expert {missing[0]}; every row needs all of [0, {E})")
-    _zepp.write_placement(_path(path), phy.astype(np.int32), ids.astype(np.int32), _format(format))
+    _zepp.write_placement(_path(path), phy.astype(np.int32), ids.astype(np.int32), format)

@@ -4,7 +4,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, count
+from ._args import array, count, fits
 
 
 def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus):
@@ -22,6 +22,8 @@ def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy
     rebalance_experts and the vLLM policy (which keeps log2phy P-E+1 wide)."""
     w, P, groups, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus)
     L, E = w.shape
+    # phy2log [L, P], logcnt [L, E] and log2phy [L, E, P - E + 1] as int64, in C++ and handed to numpy.
+    fits(16 * L * (P + E + E * max(1, P - E + 1)), "num_replicas", f"placing {P} slots for {E} experts on {L} layers")
     if policy == "eplb":
         # EPLB computes in float32 (weight.float()); so does the C++ rule, for identical ties.
         return _zepp.eplb_rebalance(w.astype(np.float32), P, groups, nodes, gpus)

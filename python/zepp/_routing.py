@@ -6,7 +6,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, count
+from ._args import array, count, fits
 
 
 def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
@@ -27,6 +27,9 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
     if phy.min() < 0 or phy.max() >= P:
         raise ValueError(f"phy2log: expected expert ids in [0, {P}), got [{phy.min()}, {phy.max()}]")
     E = int(phy.max()) + 1
+    # Routing keeps per (GPU, expert) demand and quotas and per slot its tables: checked before
+    # they are allocated, so a count typed wrong fails at once (2**20 GPUs asked for 2 TiB).
+    fits(8 * (3 * gpus * E + 2 * P), "num_gpus", f"routing over {gpus} GPUs x {E} experts")
     missing = np.setdiff1d(np.arange(E), phy)
     if missing.size:
         raise ValueError(f"phy2log: expert {missing[0]} has no slot; every expert of [0, {E}) needs one")

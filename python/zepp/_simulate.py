@@ -5,7 +5,7 @@ import os
 
 import _zepp
 
-from ._args import count
+from ._args import INT32_MAX, count
 
 _OVERRIDES = {  # optional model and cluster overrides, as `zepp simulate --<name>` (dashes there)
     "gpus_per_node": int,
@@ -26,6 +26,8 @@ _OVERRIDES = {  # optional model and cluster overrides, as `zepp simulate --<nam
 def _number(value, name, kind):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
         raise ValueError(f"{name}: expected {'an integer' if kind is int else 'a number'}, got {value!r}")
+    if kind is int and abs(value) > INT32_MAX:
+        raise ValueError(f"{name}: expected an integer <= {INT32_MAX}, got {value!r}")
     return kind(value)
 
 
@@ -81,7 +83,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         strategies=[str(s) for s in strategies],
         executor=str(executor),
         size_mb=_number(size_mb, "size_mb", float),
-        seed=count(seed, "seed", minimum=0),
+        seed=count(seed, "seed", minimum=0, maximum=2**64 - 1),
         layer=count(layer, "layer", minimum=-1),
         history_fraction=_number(history_fraction, "history_fraction", float),
         zipf=_number(zipf, "zipf", float),
