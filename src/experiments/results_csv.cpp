@@ -1,6 +1,11 @@
 #include "experiments/results_csv.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -99,6 +104,32 @@ std::vector<ResultRow> read_results(const std::string& path) {
   });
   if (header) throw InputError(path + ":1: expected the header " + csv_header().substr(0, csv_header().size() - 1) + ", got an empty file");
   return rows;
+}
+
+void write_results_atomically(const std::string& path, const std::string& text) {
+  static int calls = 0;
+  const char* fault = std::getenv("ZEPP_FAULT_KILL_IN_WRITE");
+  const bool kill_midway = fault && std::atoi(fault) == ++calls;
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw ArgumentError("--csv: cannot write " + tmp + ": " + std::strerror(errno));
+  const size_t size = kill_midway ? text.size() / 2 : text.size();
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd, text.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw ArgumentError("--csv: cannot write " + tmp + ": " + why);
+    }
+    done += size_t(n);
+  }
+  if (kill_midway) ::raise(SIGKILL);
+  const bool synced = ::fsync(fd) == 0;
+  const std::string why = std::strerror(errno);
+  if (::close(fd) != 0 || !synced) throw ArgumentError("--csv: cannot write " + tmp + ": " + why);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw ArgumentError("--csv: cannot replace " + path + ": " + std::strerror(errno));
 }
 
 }  // namespace zepp::experiments

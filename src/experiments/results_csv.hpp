@@ -38,4 +38,11 @@ std::string config_key(const std::string& workload, const std::string& topology,
 // one is expected; InputError "FILE: cannot read" when the file cannot be opened.
 std::vector<ResultRow> read_results(const std::string& path);
 
+// Replaces `path` with `text` atomically: written to PATH.tmp beside it, flushed to disk, then
+// renamed over it, so a process killed at any moment leaves either the old or the new file,
+// never a torn row. Throws ArgumentError naming --csv when the file cannot be written.
+// For the interrupted-write test: ZEPP_FAULT_KILL_IN_WRITE=N makes the N-th call of the process
+// write half of PATH.tmp and SIGKILL itself.
+void write_results_atomically(const std::string& path, const std::string& text);
+
 }  // namespace zepp::experiments

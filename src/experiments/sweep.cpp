@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -120,19 +122,22 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   validate(spec, opt);
 
   // Configurations already in the CSV (resume) are skipped; otherwise the CSV starts afresh.
+  // The CSV is rewritten whole and atomically after each configuration (write_results_atomically):
+  // a sweep killed at any moment leaves complete configurations only, each once.
   std::set<std::string> done;
   const bool keep = opt.resume && std::filesystem::exists(opt.csv_path);
+  std::string csv = csv_header();
   if (keep) {
     for (const ResultRow& r : read_results(opt.csv_path)) {
       require(r.experiment == spec.experiment, "--resume",
               opt.csv_path + " holds results of " + r.experiment + ", not " + spec.experiment);
       done.insert(config_key(r));
     }
+    std::ifstream in(opt.csv_path, std::ios::binary);  // read_results accepted it: kept as it is
+    csv.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!csv.empty() && csv.back() != '\n') csv += '\n';
   }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> csv(std::fopen(opt.csv_path.c_str(), keep ? "a" : "w"), &std::fclose);
-  if (!csv) throw ArgumentError("--csv: cannot write " + opt.csv_path + ": " + std::strerror(errno));
-  if (!keep) std::fputs(csv_header().c_str(), csv.get());
-  std::fflush(csv.get());
+  write_results_atomically(opt.csv_path, csv);
 
   // Traces are read once, before forking; workers share them.
   std::map<std::string, std::unique_ptr<Trace>> traces;
@@ -213,8 +218,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
       ::waitpid(w.pid, &status, 0);
       const Config& c = pending[w.config];
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.out.rfind("ok\n", 0) == 0) {
-        std::fputs(w.out.c_str() + 3, csv.get());
-        std::fflush(csv.get());
+        csv += w.out.substr(3);
+        write_results_atomically(opt.csv_path, csv);
         ++finished;
         if (opt.progress) {
           const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
