@@ -56,18 +56,18 @@ TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
       R"({"weight": [[1, 2]], "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   auto r = run_zepp("place --policy eplb --load " + missing);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(missing + ": field 'num_replicas': expected a positive integer"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(missing + ": expected a field \"num_replicas\""), std::string::npos) << r.err;
 
   const std::string typed = write_temp("place_typed.json",
       R"({"weight": [[1, "x"]], "num_replicas": 2, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   r = run_zepp("place --policy zepp --load " + typed);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(typed + ": field 'weight': expected numbers >= 0; row 0 item 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(typed + ": weight[0][1]: expected a number, got \"x\""), std::string::npos) << r.err;
 
   const std::string broken = write_temp("place_broken.json", R"({"weight": [[1, 2]], )");
   r = run_zepp("place --policy eplb --load " + broken);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(broken + ": byte"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(broken + ":1: expected valid JSON"), std::string::npos) << r.err;
 
   const std::string indivisible = write_temp("place_indivisible.json",
       R"({"weight": [[1, 2, 3]], "num_replicas": 5, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
