@@ -3,10 +3,13 @@
 // (8192 tokens x top-8). Synthetic batch: expert popularity ~ rank^-1.2 over a fixed random
 // expert order, top-k distinct experts per token. Strategies: a2av (contiguous placement, home
 // routing, no split/merge/overlap) and zepp (Zepp placement R = 2, locality routing C = 0.1,
-// split + merge + overlap). Counters: simulated layer latency, tasks in the plan.
+// split + merge + overlap). Counters: simulated layer latency, tasks in the plan; BM_BuildPlan
+// for zepp also builds the a2av plan of the same batch in the same run (the simplest plan:
+// contiguous placement, even split, no split/merge/overlap) and reports x_a2av_plan, the ratio.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <memory>
@@ -29,6 +32,8 @@ struct Layer {
   Placement placement;
   Routing routing;
   CommPlan plan;
+  Placement a2av_placement;  // zepp layers: the a2av baseline on the same batch
+  Routing a2av_routing;
 };
 
 RoutingBatch synthetic_batch(const ModelShape& m, int gpus, int64_t tokens_per_gpu, std::vector<double>& load) {
@@ -78,6 +83,8 @@ const Layer& layer(int nodes, bool zepp) {
     if (zepp) {
       l->placement = place_zepp(load, l->topo, 2);
       l->routing = route_locality(l->batch, l->placement, l->topo, 0.1);
+      l->a2av_placement = place_contiguous(l->model.num_experts, l->topo);
+      l->a2av_routing = route_even(l->batch, l->a2av_placement);
     } else {
       l->placement = place_contiguous(l->model.num_experts, l->topo);
       l->routing = route_even(l->batch, l->placement);
@@ -93,7 +100,17 @@ void BM_BuildPlan(benchmark::State& state) {
   const bool zepp = state.range(1) != 0;
   const Layer& l = layer(int(state.range(0)), zepp);
   const PlanOptions opt{zepp, zepp, zepp, 0.0};
+  const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) benchmark::DoNotOptimize(build_comm_plan(l.batch, l.placement, l.routing, l.topo, l.model, opt));
+  const double ours = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (zepp) {
+    const PlanOptions plain{false, false, false, 0.0};
+    const auto a0 = std::chrono::steady_clock::now();
+    for (int64_t x = 0; x < state.iterations(); ++x)
+      benchmark::DoNotOptimize(build_comm_plan(l.batch, l.a2av_placement, l.a2av_routing, l.topo, l.model, plain));
+    const double a2av = std::chrono::duration<double>(std::chrono::steady_clock::now() - a0).count();
+    state.counters["x_a2av_plan"] = ours / a2av;
+  }
   state.counters["tasks"] = double(l.plan.tasks.size());
   state.SetLabel(zepp ? "zepp" : "a2av");
 }

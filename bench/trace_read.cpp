@@ -1,8 +1,13 @@
 // Reading each real trace folder (shared/data/traces) with read_trace; bytes/s is the folder's
-// size on disk. Folders absent here are reported as skipped.
+// size on disk. Folders absent here are reported as skipped. Baseline in the same run: reading
+// the folder's files into memory without parsing them (x_raw_read = read_trace / raw read).
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "trace/trace.hpp"
 
@@ -18,12 +23,24 @@ void read_folder(benchmark::State& state, const std::string& name) {
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
     if (f.is_regular_file()) bytes += int64_t(f.file_size());
   int64_t tokens = 0;
+  const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state) {
     zepp::Trace t = zepp::read_trace(dir);
     tokens = 0;
     for (const auto& [layer, lt] : t.layers) tokens += lt.num_tokens();
     benchmark::DoNotOptimize(t);
   }
+  const double ours = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto r0 = std::chrono::steady_clock::now();
+  for (int64_t x = 0; x < state.iterations(); ++x)
+    for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
+      if (f.is_regular_file()) {
+        std::ifstream in(f.path(), std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        benchmark::DoNotOptimize(text.data());
+      }
+  const double raw = std::chrono::duration<double>(std::chrono::steady_clock::now() - r0).count();
+  state.counters["x_raw_read"] = raw > 0 ? ours / raw : 0.0;
   state.SetBytesProcessed(state.iterations() * bytes);
   state.counters["token_layer_rows"] = double(tokens);
 }

@@ -28,8 +28,10 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"token_nvlink_mb", it.token_nvlink_bytes / MB},
           {"weight_nic_mb", it.weight_nic_bytes / MB},
           {"weight_nvlink_mb", it.weight_nvlink_bytes / MB},
+          {"routing_ms", it.routing_s * 1e3},
+          {"plan_build_ms", it.plan_build_s * 1e3},
           {"planning_ms", it.planning_s * 1e3},
-          {"planning_share", it.latency_s > 0 ? it.planning_s / it.latency_s : 0.0}};
+          {"planning_share", it.latency_s > 0 ? nlohmann::json(it.planning_s / it.latency_s) : nlohmann::json()}};
 }
 
 }  // namespace
@@ -94,30 +96,43 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
     text = nlohmann::json{{"workload", description}, {"executor", executor}, {"systems", out}}.dump(2) + "\n";
   } else if (format == "csv") {
     text = "system,iteration,dataset,latency_ms,imbalance,home_imbalance,swaps,weight_moves,token_nic_mb,"
-           "token_nvlink_mb,weight_nic_mb,weight_nvlink_mb,planning_ms\n";
+           "token_nvlink_mb,weight_nic_mb,weight_nvlink_mb,planning_ms,routing_ms,plan_build_ms,planning_share\n";
     for (const auto& sys : out)
       for (const auto& it : sys["iterations"])
-        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n",
+        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n",
                             sys["system"].get<std::string>(), it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
                             it["weight_moves"].get<int>(), it["token_nic_mb"].get<double>(),
                             it["token_nvlink_mb"].get<double>(), it["weight_nic_mb"].get<double>(),
-                            it["weight_nvlink_mb"].get<double>(), it["planning_ms"].get<double>());
+                            it["weight_nvlink_mb"].get<double>(), it["planning_ms"].get<double>(),
+                            it["routing_ms"].get<double>(), it["plan_build_ms"].get<double>(),
+                            it["planning_share"].is_null() ? "" : fmt::format("{:.6g}", it["planning_share"].get<double>()));
   } else {
     text = description + ", executor " + executor + "\n";
-    text += fmt::format("{:<13} {:>4} {:<18} {:>10} {:>6} {:>6} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "system", "it",
+    text += fmt::format("{:<13} {:>4} {:<18} {:>10} {:>6} {:>6} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n", "system", "it",
                         "dataset", "latency_ms", "R", "R_home", "swaps", "tokNIC_MB", "tokNVL_MB", "wNIC_MB", "wNVL_MB",
-                        "plan_ms");
+                        "plan_ms", "plan_%");
     for (const auto& sys : out) {
-      for (const auto& it : sys["iterations"])
-        text += fmt::format("{:<13} {:>4} {:<18} {:>10.4f} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f}\n",
+      double planning_ms = 0;
+      for (const auto& it : sys["iterations"]) {
+        planning_ms += it["planning_ms"].get<double>();
+        text += fmt::format("{:<13} {:>4} {:<18} {:>10.4f} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f} {:>7}\n",
                             sys["system"].get<std::string>(), it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
                             it["token_nic_mb"].get<double>(), it["token_nvlink_mb"].get<double>(),
                             it["weight_nic_mb"].get<double>(), it["weight_nvlink_mb"].get<double>(),
-                            it["planning_ms"].get<double>());
+                            it["planning_ms"].get<double>(),
+                            it["planning_share"].is_null() ? "-" : fmt::format("{:.2f}", 100 * it["planning_share"].get<double>()));
+      }
+      const double latency_ms = sys["total_latency_ms"].get<double>();
+      text += fmt::format("{:<13} planning (routing + comm plan{}) {:.3f} ms per iteration on this machine's CPU{}\n",
+                          sys["system"].get<std::string>(),
+                          sys["system"].get<std::string>() == "zepp+swaps" ? " + swaps" : "", planning_ms / s.iterations,
+                          latency_ms > 0 ? fmt::format(", {:.2f}% of the simulated latency (paper §5: about 5%, on the GPU)",
+                                                       100 * planning_ms / latency_ms)
+                                         : "");
       text += fmt::format("{:<13} total latency {:.4f} ms, mean R {:.3f}, excess load removed {:.1f}%, weights {:.1f} MB/iteration{}\n",
                           sys["system"].get<std::string>(), sys["total_latency_ms"].get<double>(),
                           sys["mean_imbalance"].get<double>(), 100 * sys["excess_removed"].get<double>(),

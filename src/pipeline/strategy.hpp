@@ -66,7 +66,8 @@ struct StrategyOutcome {
   LayerResult result;
   double imbalance = 0;              // max / mean (token, expert) pairs computed per GPU
   double routing_cost_s = 0;         // equation (1) objective of the routing used, seconds
-  double routing_cost_optimal_s = 0; // exact optimum of equation (1) on the same placement
+  double routing_cost_optimal_s = 0; // exact optimum of equation (1) on the same placement; NaN
+                                     // when StrategyOptions::optimal is false (not solved)
   double routing_wall_s = 0;         // wall time spent routing (planning cost)
 };
 

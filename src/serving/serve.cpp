@@ -124,19 +124,22 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     } else {
       d = entry->decide(in);
     }
-    it.planning_s = planning + d.routing_wall_s;
+    it.routing_s = d.routing_wall_s;
     it.imbalance = routed_imbalance(d.routing, d.placement);
     if (homes) {
       const auto home = home_loads(w.batch.demand(), model.num_experts, topo);
       it.home_imbalance = max_over_mean(std::vector<double>(home.begin(), home.end()));
     }
     CommPlan plan;
+    const auto t_plan = std::chrono::steady_clock::now();
     if (swaps) {
       plan = build_comm_plan(w.batch, d.placement, d.routing, topo, model, zepp_plan, moves);
       weights_after_dispatch(plan);
     } else {
       plan = d.make_plan(d.placement, d.routing);
     }
+    it.plan_build_s = seconds_since(t_plan);
+    it.planning_s = planning + it.routing_s + it.plan_build_s;
     count_bytes(plan, it);
     LayerResult result;
     if (execute) {

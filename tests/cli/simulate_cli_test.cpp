@@ -84,5 +84,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{"--trace /tmp", "--model"},
                       BadArgs{"--nodes four", "--nodes"}));
 
+// --optimum off leaves the exact optimum unsolved (null, "-"); a bad value exits 2 naming the flag.
+TEST(SimulateCli, OptimumOffAndBadValue) {
+  const auto off = run_zepp("simulate --nodes 2 --strategies zepp --optimum off --format json");
+  ASSERT_EQ(off.status, 0) << off.err;
+  const auto j = nlohmann::json::parse(off.out);
+  EXPECT_TRUE(j["strategies"][0]["routing_cost_optimal"].is_null());
+  EXPECT_TRUE(j["strategies"][0]["routing_gap"].is_null());
+  const auto on = run_zepp("simulate --nodes 2 --strategies zepp --optimum on --format json");
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_GT(nlohmann::json::parse(on.out)["strategies"][0]["routing_cost_optimal"].get<double>(), 0.0);
+  const auto bad = run_zepp("simulate --nodes 2 --strategies zepp --optimum maybe");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--optimum"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace zepp

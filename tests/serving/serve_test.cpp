@@ -85,6 +85,10 @@ TEST(Serve, SimulatedIterationReportsLatencyAndPlanningTime) {
   ASSERT_EQ(r.iterations.size(), 1u);
   EXPECT_GT(r.iterations[0].latency_s, 0.0);
   EXPECT_GT(r.iterations[0].planning_s, 0.0);
+  // Planning covers the routing and the comm plan (the metadata, paper §5), plus the swaps.
+  EXPECT_GT(r.iterations[0].routing_s, 0.0);
+  EXPECT_GT(r.iterations[0].plan_build_s, 0.0);
+  EXPECT_GE(r.iterations[0].planning_s, r.iterations[0].routing_s + r.iterations[0].plan_build_s);
   EXPECT_DOUBLE_EQ(r.total_latency_s(), r.iterations[0].latency_s);
 }
 
