@@ -118,7 +118,14 @@ void run_fig11_cmd(const Fig11Flags& f) {
 
 void run_report(const ReportFlags& f) {
   require(!f.fig9.empty() || !f.fig10.empty(), "--fig9/--fig10", "name at least one results CSV");
-  const auto fig11 = f.fig11.empty() ? std::vector<experiments::Fig11Row>{} : experiments::read_fig11(f.fig11);
+  // Figure 11's results sit beside Figure 9's (docs/results/): a regeneration that does not
+  // name them keeps their section.
+  std::string fig11_csv = f.fig11;
+  if (fig11_csv.empty() && !f.fig9.empty()) {
+    const auto beside = std::filesystem::path(f.fig9).parent_path() / "fig11.csv";
+    if (std::filesystem::exists(beside)) fig11_csv = beside.string();
+  }
+  const auto fig11 = fig11_csv.empty() ? std::vector<experiments::Fig11Row>{} : experiments::read_fig11(fig11_csv);
   const auto fig9 = f.fig9.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9);
   const auto fig10 = f.fig10.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig10);
   const std::filesystem::path out(f.out);
@@ -133,7 +140,7 @@ void run_report(const ReportFlags& f) {
   std::ofstream o(f.out);
   o << experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links);
   if (!fig11.empty())
-    o << experiments::fig11_markdown(fig11, f.fig11,
+    o << experiments::fig11_markdown(fig11, fig11_csv,
                                      std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
   if (!o) throw ArgumentError("--out: cannot write " + f.out);
   std::printf("report: %s\n", f.out.c_str());
@@ -162,7 +169,7 @@ void add_experiment(CLI::App& app) {
   CLI::App* rep = cmd->add_subcommand("report", "docs/reproduction.md: our numbers beside the paper's, from the CSVs");
   rep->add_option("--fig9", f->fig9, "Figure 9 results CSV");
   rep->add_option("--fig10", f->fig10, "Figure 10 results CSV");
-  rep->add_option("--fig11", f->fig11, "Figure 11 results CSV (zepp experiment fig11); its section follows");
+  rep->add_option("--fig11", f->fig11, "Figure 11 results CSV (zepp experiment fig11; default: fig11.csv beside --fig9 when it exists); its section follows");
   rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();
   rep->add_option("--figures", f->figures_dir, "Folder for the SVG figures (default: figures/ beside --out)");
   rep->callback([f] { run_report(*f); });

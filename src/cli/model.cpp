@@ -19,8 +19,7 @@ void ModelFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--layers", layers,
                   "Whole model: 'all' (every MoE layer of the trace plus the model's dense layers) or a list of trace "
                   "layers ('1,5,9', '1-4'), each with its own placement and routing, plus attention and dense work");
-  cmd->add_option("--phase", phase, "With --layers: prefill (tokens per GPU from --size-mb) or decode (one token per sequence)")
-      ->capture_default_str();
+  cmd->add_option("--phase", phase, "With --layers: prefill (default; tokens per GPU from --size-mb) or decode (one token per sequence)");
   cmd->add_option("--batch", batch, "Decode: sequences per GPU (default: tokens per GPU from --size-mb)");
   cmd->add_option("--context", context, "Prefill: prompt length in tokens (default 1024); decode: cached tokens per sequence, the new one included (default 1024)");
   cmd->add_option("--kv-cache-gb", kv_cache_gb, "Decode: KV cache per GPU in GB; context = the most tokens per sequence it holds (instead of --context)");
@@ -50,7 +49,9 @@ std::vector<int> parse_layers(const std::string& s) {
 }
 
 void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, const std::string& executor,
-               const std::string& format, const StrategyOptions& opt, const ServeFlags& serve, const ModelFlags& f) {
+               const std::string& format, const StrategyOptions& opt, const ServeFlags& serve, const ModelFlags& flags) {
+  ModelFlags f = flags;
+  if (f.phase.empty()) f.phase = "prefill";
   require(format == "table" || format == "json" || format == "csv", "--format", "expected table, json or csv");
   require(f.phase == "prefill" || f.phase == "decode", "--phase", "expected prefill or decode, got '" + f.phase + "'");
   require(!w.trace_path.empty(), "--trace", "--layers runs the MoE layers of a trace; name one");

@@ -16,11 +16,12 @@ namespace zepp::cli {
 
 struct ModelFlags {
   std::string layers;  // "" = one layer (plain simulate); "all" or "1,5,9" or "1-4"
-  std::string phase = "prefill";
+  std::string phase;  // "" = prefill
   std::optional<int64_t> batch, context;
   std::optional<double> kv_cache_gb;
   void add_to(CLI::App* cmd);
   bool active() const { return !layers.empty(); }
+  bool any_step_flag() const { return !phase.empty() || batch || context || kv_cache_gb; }
 };
 
 // Runs the model and prints the per-layer and total report (table, json or csv).

@@ -74,6 +74,8 @@ void run(const SimulateFlags& f) {
   require(opt.eplb_groups >= 0 && opt.eplb_groups <= f.w.model_shape().num_experts, "--eplb-groups",
           "expected 0 (automatic) or a group count in [1, " + std::to_string(f.w.model_shape().num_experts) + "], got " +
               std::to_string(opt.eplb_groups));
+  require(f.model.active() || !f.model.any_step_flag(), "--phase/--batch/--context/--kv-cache-gb",
+          "describe a whole model's step; add --layers all (or a list)");
   require(f.timeline.empty() || !f.model.active(), "--timeline", "draws one layer; it does not combine with --layers");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp

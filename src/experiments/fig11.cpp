@@ -300,6 +300,19 @@ std::string fig11_markdown(const std::vector<Fig11Row>& rows, const std::string&
     md += fmt::format(". The non-MoE work is the same for every system ({:.2f} ms at {} MB, {:.2f} ms at {} MB). ",
                       a->non_moe_ms, first, b->non_moe_ms, last);
   }
+  for (size_t i = 1; i + 1 < systems.size(); ++i)
+    for (size_t j = i + 1; j < systems.size(); ++j) {
+      bool same = true;
+      for (const auto& r : rows)
+        if (r.system == systems[i]) {
+          const Fig11Row* o = find(rows, r.size_mb, r.phase, systems[j]);
+          same = same && o && o->step_ms == r.step_ms;
+        }
+      if (same)
+        md += fmt::format("`{}` and `{}` take the same time at every size: no swap was triggered, since every served "
+                          "batch is drawn from the per-expert load the placement was computed from. ",
+                          systems[i], systems[j]);
+    }
   md += "Where ours differ from the paper's: this is a simulation of the MoE layers, not SGLang on GPUs; the "
         "baseline's collectives take the least-traffic hierarchical path (each token crosses to each other node "
         "once) with no NCCL or kernel overheads, and with top-8 of 128 experts on 4 nodes a token misses a given node "

@@ -64,7 +64,7 @@ TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
            {"--layers 99", "--layers"},          {"--layers 1,x", "--layers"},     {"--layers 3-1", "--layers"},
            {"--layers 1 --phase sideways", "--phase"}, {"--layers 1 --batch 4", "--batch"},
            {"--layers 1 --phase decode --context 4 --kv-cache-gb 1", "--kv-cache-gb"},
-           {"--layers 1 --timeline t.json", "--timeline"}}) {
+           {"--layers 1 --timeline t.json", "--timeline"}, {"--phase decode", "--phase"}}) {
     const auto r = run_zepp(base + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;

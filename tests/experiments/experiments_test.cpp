@@ -282,7 +282,7 @@ namespace {
 // docs/reproduction.md is generated: regenerating it from the committed CSVs must give the
 // committed file (rerun `zepp experiment report` after changing either).
 TEST(Report, CommittedReproductionMatchesCommittedResults) {
-  const fs::path root = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  const fs::path root = ZEPP_SOURCE_DIR;  // __FILE__ is relative to the build folder under Ninja
   const fs::path md = root / "docs" / "reproduction.md";
   const fs::path f9 = root / "docs" / "results" / "fig9.csv", f10 = root / "docs" / "results" / "fig10.csv";
   if (!fs::exists(md) || !fs::exists(f9) || !fs::exists(f10)) GTEST_SKIP() << "no committed results under " << root;
