@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace zepp {
 namespace {
 
 // Relative gap of the routing used to the optimum; null when the optimum is 0 (everything
 // local) but the routing is not, where a ratio has no meaning.
 nlohmann::json gap(double cost, double optimum) {
+  if (std::isnan(optimum)) return nullptr;
   if (optimum > 0) return cost / optimum - 1.0;
   return cost > 0 ? nlohmann::json() : nlohmann::json(0.0);
 }
@@ -31,7 +35,9 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["max_nic_bytes"] = o.result.max_nic_bytes;
     s["comm_hidden_fraction"] = o.result.comm_hidden_fraction;
     s["routing_cost"] = o.routing_cost_s * 1e6;
-    s["routing_cost_optimal"] = o.routing_cost_optimal_s * 1e6;
+    // null: not solved, or the strategy's routing ignores the balance bound, so equation (1)'s
+    // optimum is no lower bound for it (StrategyDecision::balanced_routing).
+    s["routing_cost_optimal"] = std::isnan(o.routing_cost_optimal_s) ? nlohmann::json() : nlohmann::json(o.routing_cost_optimal_s * 1e6);
     s["routing_gap"] = gap(o.routing_cost_s, o.routing_cost_optimal_s);
     s["routing_wall_us"] = o.routing_wall_s * 1e6;
     j["strategies"].push_back(s);
@@ -39,7 +45,11 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
                    {"model", m.name},              {"num_experts", m.num_experts}, {"top_k", m.top_k},
                    {"hidden", m.hidden},           {"ffn", m.ffn},                 {"tokens_per_gpu", w.tokens_per_gpu}};
-  j["cluster"] = {{"topology", t.name}, {"nodes", t.nodes}, {"gpus_per_node", t.gpus_per_node}, {"executor", executor}};
+  j["cluster"] = {{"topology", t.name},
+                  {"nodes", t.nodes},
+                  {"gpus_per_node", t.gpus_per_node},
+                  {"executor", executor},
+                  {"link_sharing", to_string(t.link_sharing)}};
   return j;
 }
 
@@ -50,21 +60,24 @@ std::string summary_table(const nlohmann::json& s) {
                                 w["description"].get<std::string>(), w["model"].get<std::string>(),
                                 w["num_experts"].get<int>(), w["top_k"].get<int>(), w["hidden"].get<int>(),
                                 w["ffn"].get<int>(), w["tokens_per_gpu"].get<long>());
-  out += fmt::format("cluster: {} x {} GPUs ({}), executor {}\n\n", c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
-                     c["topology"].get<std::string>(), c["executor"].get<std::string>());
+  out += fmt::format("cluster: {} x {} GPUs ({}), executor {}{}\n\n", c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
+                     c["topology"].get<std::string>(), c["executor"].get<std::string>(),
+                     c["executor"] == "sim" ? ", " + c["link_sharing"].get<std::string>() + " link sharing" : "");
   out += fmt::format("{:<10} {:>12} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
                      "latency(us)", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB", "hidden",
                      "route cost us", "optimum us", "gap");
   for (const auto& r : s["strategies"]) {
     const std::string speedup = r["speedup_vs_a2av"].is_null() ? "-" : fmt::format("{:.2f}x", r["speedup_vs_a2av"].get<double>());
     const std::string gap_s = r["routing_gap"].is_null() ? "n/a" : fmt::format("{:.1f}%", 100 * r["routing_gap"].get<double>());
-    out += fmt::format("{:<10} {:>12.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13.1f} {:>8}\n",
+    const std::string opt_s = r["routing_cost_optimal"].is_null() ? "n/a" : fmt::format("{:.1f}", r["routing_cost_optimal"].get<double>());
+    out += fmt::format("{:<10} {:>12.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>() / 1e6,
                        r["nvlink_bytes"].get<double>() / 1e6, r["max_nic_bytes"].get<double>() / 1e6,
-                       100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(),
-                       r["routing_cost_optimal"].get<double>(), gap_s);
+                       100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(), opt_s, gap_s);
   }
+  if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal"].is_null(); }))
+    out += "optimum n/a: not solved, or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
   return out;
 }
 
@@ -77,12 +90,12 @@ std::string summary_csv(const nlohmann::json& s) {
   for (const auto& r : s["strategies"]) {
     const std::string speedup = r["speedup_vs_a2av"].is_null() ? "" : fmt::format("{:.6g}", r["speedup_vs_a2av"].get<double>());
     const std::string gap_s = r["routing_gap"].is_null() ? "" : fmt::format("{:.6g}", r["routing_gap"].get<double>());
-    out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{}\n",
+    const std::string opt_s = r["routing_cost_optimal"].is_null() ? "" : fmt::format("{:.6g}", r["routing_cost_optimal"].get<double>());
+    out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),
                        r["nvlink_bytes"].get<double>(), r["max_nic_bytes"].get<double>(),
-                       r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(),
-                       r["routing_cost_optimal"].get<double>(), gap_s,
+                       r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(), opt_s, gap_s,
                        w["model"].get<std::string>(), w["layer"].get<int>(), w["tokens_per_gpu"].get<long>(),
                        c["topology"].get<std::string>(), c["nodes"].get<int>(), c["gpus_per_node"].get<int>());
   }
