@@ -116,9 +116,9 @@ struct PlanOptions {
   bool overlap = true;     // Algorithm 1 data dependencies; false: per-GPU phase barriers
                            // (dispatch, then compute, then combine) and one GEMM per slot
   double nic_slack = 0.0;  // C_NIC >= 0 of eq. (2)
-  bool round_order = false;  // keep_round_order: each NIC sends its puts (and each NVLink pair
+  bool round_order = false;  // keep_round_order: each NIC issues its puts (and each NVLink pair
                              // its relays) round after round, as Algorithm 1 does; false: all
-                             // transfers may run at once, as an all-to-allv posts them
+                             // transfers may start at once, as an all-to-allv posts them
   bool pre_reduce = true;    // with merge: combine gathers a node's outputs of a token on the
                              // GPU that received it, sums them and returns one row (Algorithm 1
                              // lines 19-25, Zepp's §4.2); false: each remote (token, expert)
@@ -154,9 +154,10 @@ CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, 
 
 // Algorithm 1's round order (lines 3 and 17) as dependencies, for plans whose inter-node
 // transfers carry rounds (Task::round >= 1): per phase (dispatch, combine) and sending GPU,
-// every RDMA put (hop Put) of a round waits for all of that GPU's puts of the previous round
-// it has; per phase and NVLink pair, every relay (hop Relay) likewise waits for the previous
-// round's relays. Invariants and proof: plan/rounds.cpp. build_comm_plan applies it when
+// every RDMA put (hop Put) of a round also depends on whatever that GPU's puts of the previous
+// round it has depend on, so it is issued no earlier than they are (issue order; consecutive
+// rounds may then share the NIC); per phase and NVLink pair, every relay (hop Relay) waits for
+// the end of the previous round's relays. Invariants and proof: plan/rounds.cpp. build_comm_plan applies it when
 // options.round_order; baselines that edit a plan's puts apply it after their edit.
 void keep_round_order(CommPlan& plan);
 
