@@ -29,8 +29,9 @@ StrategyDecision decide_comet_eplb(const StrategyInput& in);
 
 // EPIC [2]: communication-aware placement with replication (Zepp's §4.1 placement stands in;
 // docs/baselines/epic.md), nearest-replica routing, per-node dedup of dispatched tokens (one
-// put per (token, node), forwarded inside the node; outputs pre-reduced per node on return),
-// pipelined by expert: each expert's GEMM starts when all its tokens arrived.
+// put per (token, node), forwarded inside the node), each remote expert output returned on its
+// own (no node-level pre-reduction: that is Zepp's, §4.2), pipelined by expert: each expert's
+// GEMM starts when all its tokens arrived.
 StrategyDecision decide_epic(const StrategyInput& in);
 
 // SGLang's EP MoE under DP attention (paper §6.4 baseline): contiguous experts, home routing,

@@ -1,5 +1,6 @@
 // EPIC (docs/baselines/epic.md): placement with replication, nearest-replica routing, per-node
-// dedup of dispatched tokens, one GEMM per expert started when its tokens are in.
+// dedup of dispatched tokens, outputs returned without node-level pre-reduction, one GEMM per
+// expert started when its tokens are in.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -87,10 +88,12 @@ StrategyDecision decide_epic(const StrategyInput& in) {
   d.placement = place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
   const auto t0 = std::chrono::steady_clock::now();
   d.routing = baselines::route_nearest(in.workload.batch, d.placement, in.topo);
+  d.balanced_routing = false;  // nearest replica, no load bound
   d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   d.make_plan = [in](const Placement& placement, const Routing& routing) {
     CommPlan plan = build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,
-                                    PlanOptions{/*split=*/false, /*merge=*/true, /*overlap=*/true, 0.0});
+                                    PlanOptions{/*split=*/false, /*merge=*/true, /*overlap=*/true, 0.0,
+                                                /*round_order=*/false, /*pre_reduce=*/false});
     baselines::one_gemm_per_slot(plan);
     return plan;
   };

@@ -85,6 +85,7 @@ StrategyDecision decide_fast(const StrategyInput& in) {
     CommPlan plan = build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,
                                     PlanOptions{/*split=*/true, /*merge=*/false, /*overlap=*/false, 0.0});
     baselines::reroute_via_peers(plan);
+    keep_round_order(plan);  // FAST sends node-pair rounds one after the other
     return plan;
   };
   return d;

@@ -15,6 +15,7 @@ namespace {
 
 struct DriftFlags {
   DriftExperimentOptions opt;
+  std::string link_sharing = "fair";
   std::string out_dir = "results";
   std::vector<std::string> workloads;
 };
@@ -35,9 +36,12 @@ void add_common(CLI::App* cmd, DriftFlags& f) {
   cmd->add_option("--extra-slots", f.opt.strategy.extra_slots, "R: extra slots per GPU")->capture_default_str();
   cmd->add_option("--balance-slack", f.opt.strategy.balance_slack, "C of equation (1) and of the swap trigger")
       ->capture_default_str();
+  cmd->add_option("--link-sharing", f.link_sharing, "Links: fair (max-min, concurrent flows) or serial (one transfer at a time)")
+      ->capture_default_str();
 }
 
-void run(const DriftFlags& f, const std::string& name) {
+void run(DriftFlags f, const std::string& name) {
+  f.opt.link_sharing = parse_link_sharing(f.link_sharing, "--link-sharing");
   std::vector<DriftCase> cases;
   for (const auto& c : fig12_cases()) {
     if (!f.workloads.empty() && std::find(f.workloads.begin(), f.workloads.end(), c.workload) == f.workloads.end())

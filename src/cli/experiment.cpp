@@ -21,6 +21,7 @@ namespace {
 struct SweepFlags {
   experiments::SweepOptions opt;
   std::string plots_dir = "results";
+  std::string link_sharing = "fair";
   std::vector<std::string> workloads, strategies, topologies;
   std::vector<int> nodes;
   std::vector<double> sizes;
@@ -84,7 +85,10 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §6.1: 2)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C of equation (1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
+  cmd->add_option("--link-sharing", f->link_sharing, "Links: fair (max-min, concurrent flows) or serial (one transfer at a time)")
+      ->capture_default_str();
   cmd->callback([f, spec] {
+    f->opt.link_sharing = parse_link_sharing(f->link_sharing, "--link-sharing");
     require(f->opt.strategy.extra_slots >= 0, "--extra-slots", "must be >= 0");
     require(f->opt.strategy.balance_slack >= 0 && f->opt.strategy.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
     require(f->opt.strategy.nic_slack >= 0, "--nic-slack", "must be >= 0");
@@ -93,7 +97,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
 }
 
 struct ReportFlags {
-  std::string fig9, fig10, fig11, out = "docs/reproduction.md", figures_dir;
+  std::string fig9, fig10, fig11, fig9_serial, out = "docs/reproduction.md", figures_dir;
 };
 
 struct Fig11Flags {
@@ -128,6 +132,8 @@ void run_report(const ReportFlags& f) {
   const auto fig11 = fig11_csv.empty() ? std::vector<experiments::Fig11Row>{} : experiments::read_fig11(fig11_csv);
   const auto fig9 = f.fig9.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9);
   const auto fig10 = f.fig10.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig10);
+  const auto serial =
+      f.fig9_serial.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9_serial);
   const std::filesystem::path out(f.out);
   const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
   const std::filesystem::path figs = f.figures_dir.empty() ? dir / "figures" : std::filesystem::path(f.figures_dir);
@@ -138,7 +144,7 @@ void run_report(const ReportFlags& f) {
   if (!fig9.empty()) keep(experiments::plot_fig9(fig9, figs.string()));
   if (!fig10.empty()) keep(experiments::plot_fig10(fig10, figs.string()));
   std::ofstream o(f.out);
-  o << experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links);
+  o << experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial);
   if (!fig11.empty())
     o << experiments::fig11_markdown(fig11, fig11_csv,
                                      std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
@@ -170,6 +176,8 @@ void add_experiment(CLI::App& app) {
   rep->add_option("--fig9", f->fig9, "Figure 9 results CSV");
   rep->add_option("--fig10", f->fig10, "Figure 10 results CSV");
   rep->add_option("--fig11", f->fig11, "Figure 11 results CSV (zepp experiment fig11; default: fig11.csv beside --fig9 when it exists); its section follows");
+  rep->add_option("--fig9-serial", f->fig9_serial,
+                  "Figure 9 results CSV run with --link-sharing serial (adds the link-sharing sensitivity section)");
   rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();
   rep->add_option("--figures", f->figures_dir, "Folder for the SVG figures (default: figures/ beside --out)");
   rep->callback([f] { run_report(*f); });

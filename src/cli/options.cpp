@@ -27,6 +27,9 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--peak-tflops", peak_tflops, "Override GPU BF16 peak TFLOP/s");
   cmd->add_option("--hbm-tbps", hbm_tbps, "Override GPU HBM TB/s");
   cmd->add_option("--kernel-launch-us", kernel_launch_us, "Override per-GEMM launch cost (us)");
+  cmd->add_option("--link-sharing", link_sharing,
+                  "sim executor: fair (concurrent flows share links max-min) or serial (one transfer at a time per NIC/NVLink, the pre-issue-10 model)")
+      ->capture_default_str();
   cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)")->check(non_negative);
   cmd->add_option("--size-mb", workload.size_mb, "BF16 input activations per GPU, MiB, before top-k (paper §6.1)")->capture_default_str();
   cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str()->check(non_negative);
@@ -76,6 +79,7 @@ Topology WorkloadFlags::cluster() const {
   set(peak_tflops, "--peak-tflops", t.peak_flops, 1e12);
   set(hbm_tbps, "--hbm-tbps", t.hbm_bw, 1e12);
   set(kernel_launch_us, "--kernel-launch-us", t.kernel_launch, 1e-6);
+  t.link_sharing = parse_link_sharing(link_sharing, "--link-sharing");
   return t;
 }
 

@@ -21,6 +21,7 @@ struct WorkloadFlags {
   std::optional<int> gpus_per_node, num_experts, top_k, hidden, ffn;
   std::optional<double> nvlink_gbps, nic_gbps, nvlink_latency_us, nic_latency_us, peak_tflops, hbm_tbps,
       kernel_launch_us;
+  std::string link_sharing = "fair";
   WorkloadOptions workload;
   std::optional<double> max_memory_mib;  // --max-memory; default: what the machine has
   int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)

@@ -4,6 +4,14 @@
 
 namespace zepp {
 
+const char* to_string(LinkSharing s) { return s == LinkSharing::Serial ? "serial" : "fair"; }
+
+LinkSharing parse_link_sharing(const std::string& name, const std::string& what) {
+  if (name == "fair") return LinkSharing::Fair;
+  if (name == "serial") return LinkSharing::Serial;
+  throw ArgumentError(what + ": expected fair or serial, got '" + name + "'");
+}
+
 std::vector<int64_t> RoutingBatch::demand() const {
   std::vector<int64_t> d(size_t(num_gpus) * num_experts, 0);
   for (int i = 0; i < num_gpus; ++i)

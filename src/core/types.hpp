@@ -7,6 +7,16 @@
 
 namespace zepp {
 
+// How a simulated link carries transfers that overlap in time (the `sim` executor, exec/sim.hpp).
+enum class LinkSharing : uint8_t {
+  Fair,    // concurrent flows share each link max-min fairly (SimGrid CM02; DESIGN.md §4)
+  Serial,  // each NIC egress and each NVLink pair runs one transfer at a time, in priority
+           // order (the executor's behaviour before issue 10; kept for comparison)
+};
+const char* to_string(LinkSharing s);
+// "fair" or "serial"; ArgumentError naming `what` otherwise.
+LinkSharing parse_link_sharing(const std::string& name, const std::string& what);
+
 // A cluster: N nodes of G GPUs, each GPU with its own NIC (paper §6.1). Bandwidths in
 // bytes/second per direction, latencies in seconds, compute in FLOP/s.
 struct Topology {
@@ -20,6 +30,7 @@ struct Topology {
   double peak_flops = 0;       // dense BF16 tensor-core peak
   double hbm_bw = 0;           // HBM bandwidth
   double kernel_launch = 0;    // fixed cost of one expert GEMM launch
+  LinkSharing link_sharing = LinkSharing::Fair;  // sim executor's link model
 
   int num_gpus() const { return nodes * gpus_per_node; }
   int node_of(int gpu) const { return gpu / gpus_per_node; }

@@ -27,7 +27,8 @@ struct LayerResult {
   double inter_node_bytes = 0;   // all bytes over NICs
   double nvlink_bytes = 0;       // all bytes over NVLink
   double max_nic_bytes = 0;      // most bytes through one NIC (egress or ingress)
-  double comm_hidden_fraction = 0;  // share of communication time overlapped by computation
+  double comm_hidden_fraction = 0;  // share of communication time overlapped by computation,
+                                    // each transfer counted once (at its sender)
   std::vector<TimelineEvent> timeline;
 };
 

@@ -7,9 +7,12 @@
 // and the receiver's ingress link. Flows share links max-min fairly (`network/model:CM02`,
 // `network/crosstraffic:0`: no correction factors, 1 GB over 1 GB/s takes 1 s).
 //
-// Tasks run as CommPlan::Task documents: each resource (a GPU's compute stream, a GPU's NIC
-// egress queue, an NVLink pair) runs one task at a time, starting the ready task of lowest
-// priority when idle. Durations: Compute = expert_compute_time(pairs, model, topo)
+// Tasks run when their dependencies are done. A GPU's compute stream runs one task at a time,
+// starting its ready task of lowest priority when idle. Transfers, with topo.link_sharing =
+// Fair (the default), start as soon as they are ready and run concurrently, each paying its
+// link's per-message latency once and sharing bandwidth max-min with the flows on the same
+// links; with Serial each NIC egress and each NVLink pair is a resource like a compute stream
+// (one transfer at a time, lowest priority first: the model before issue 10). Durations: Compute = expert_compute_time(pairs, model, topo)
 // (core/roofline.hpp); PreReduce/FinalReduce = bytes / hbm_bw; transfers as simulated; Barrier
 // = 0.
 //
@@ -29,9 +32,9 @@ namespace zepp {
 // Simulates one layer invocation. Result: latency = slowest GPU's finish (a GPU finishes with
 // the last task it runs, sends or receives); per-GPU stats; bytes per link class (weights
 // included in nvlink_bytes); max_nic_bytes over egress and ingress; comm_hidden_fraction =
-// sum over GPUs of the time its transfers (sent or received) overlap its compute stream being
-// busy, divided by the sum over GPUs of the time any of its transfers is in flight (0 when no
-// transfers); timeline (want_timeline): one event per task on tracks "compute" (compute and
+// sum over GPUs of the time the transfers it sends overlap its compute stream being busy,
+// divided by the sum over GPUs of the time any transfer it sends is in flight (0 when no
+// transfers): each transfer counts once, at its sender, and concurrent ones once together; timeline (want_timeline): one event per task on tracks "compute" (compute and
 // reductions), "nvlink-out" and "nic-out" (sender's side), ordered by start time.
 // Throws ArgumentError ("topo", "plan") when the topology does not match the plan or has a
 // non-positive bandwidth/compute rate, or a task names a GPU outside it; std::runtime_error

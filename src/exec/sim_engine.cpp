@@ -1,5 +1,15 @@
 // The SimGrid side of the `sim` executor: the platform (sim.hpp) and a list scheduler that
-// starts each task when its dependencies are done and its resource is free.
+// starts each task when its dependencies are done and, for tasks that hold a resource, the
+// resource is free.
+//
+// What serialises. A GPU's compute stream runs one task at a time: expert GEMMs and reductions
+// are kernels on one CUDA stream, and kernels of one stream run in issue order (CUDA C++
+// Programming Guide, "Streams"). Links do not: an RDMA NIC and an NVLink port carry many
+// messages at once and share their bandwidth between them, which SimGrid's CM02 model
+// computes max-min fairly (LinkSharing::Fair, the default). Any order among transfers that a
+// strategy wants (Algorithm 1's rounds) is a dependency in its plan, not a property of the
+// link. LinkSharing::Serial keeps the executor's earlier model, one transfer at a time per NIC
+// egress and per NVLink pair in priority order, for comparison.
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -87,8 +97,11 @@ class Scheduler {
 
  private:
   // Resource index: compute stream g, NIC egress n + g, NVLink a -> b: 2n + a * n + b.
+  // kNone: a transfer under fair sharing, which starts as soon as its dependencies are done.
+  static constexpr size_t kNone = size_t(-1);
   size_t resource(const Task& t) const {
     if (t.kind != TaskKind::Transfer) return size_t(t.gpu);
+    if (topo_.link_sharing == LinkSharing::Fair) return kNone;
     if (t.link == Link::NIC) return size_t(n_ + t.gpu);
     return size_t(2 * n_) + size_t(t.gpu) * n_ + t.dst_gpu;
   }
@@ -101,6 +114,10 @@ class Scheduler {
       return;
     }
     const size_t r = resource(t);
+    if (r == kNone) {
+      sg4::Actor::create("task" + std::to_string(id), hosts_[t.gpu], [this, id] { run(id, kNone); });
+      return;
+    }
     queues_[r].push({t.priority, id});
     touched_.push_back(r);
   }
@@ -131,9 +148,11 @@ class Scheduler {
       sg4::this_actor::execute(s * kSpeed);
     }
     times_.end[id] = sg4::Engine::get_clock();
-    busy_[r] = false;
+    if (r != kNone) {
+      busy_[r] = false;
+      touched_.push_back(r);
+    }
     complete(id);
-    touched_.push_back(r);
     start_touched();
   }
 

@@ -73,8 +73,7 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
     if (t.kind == TaskKind::Transfer) {
       GpuStats& d = r.gpus[t.dst_gpu];
       d.finish_s = std::max(d.finish_s, e);
-      comm[t.gpu].emplace_back(s, e);
-      comm[t.dst_gpu].emplace_back(s, e);
+      comm[t.gpu].emplace_back(s, e);  // once, at its sender (sim.hpp)
       if (t.link == Link::NIC) {
         g.nic_out_bytes += t.bytes;
         d.nic_in_bytes += t.bytes;

@@ -47,6 +47,7 @@ struct SweepOptions {
   int jobs = 1;             // configurations simulated at once (forked workers)
   uint64_t seed = 1;
   StrategyOptions strategy; // R, C, ... (paper §6.1: R = 2)
+  LinkSharing link_sharing = LinkSharing::Fair;  // the sim executor's link model
   std::FILE* progress = stderr;  // "done/total, elapsed, estimate" lines; nullptr = quiet
 };
 

@@ -27,9 +27,12 @@ double geometric_mean(const std::vector<BestBaseline>& v);
 // docs/reproduction.md: our numbers beside the paper's published ones (published.hpp), with a
 // generated explanation of each difference, then full tables of both experiments and links to
 // `figures` (paths relative to the markdown file). Either row set may be empty (its section then
-// says the experiment was not run).
+// says the experiment was not run). fig9_serial: Figure 9 rows simulated with serial link
+// sharing (Topology::link_sharing); when given, a sensitivity section compares each strategy's
+// latency and Zepp's speedup over the fastest other strategy under both link models.
 std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std::vector<ResultRow>& fig10,
                                   const std::string& fig9_source, const std::string& fig10_source,
-                                  const std::vector<std::string>& figures = {});
+                                  const std::vector<std::string>& figures = {},
+                                  const std::vector<ResultRow>& fig9_serial = {});
 
 }  // namespace zepp::experiments

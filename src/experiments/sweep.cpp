@@ -41,7 +41,8 @@ struct Config {
 // All strategies on one configuration; returns its CSV lines.
 std::string run_config(const Config& c, const SweepSpec& spec, const SweepOptions& opt) {
   const ModelShape model = model_preset(c.workload->model);
-  const Topology topo = topology_preset(c.topology, c.nodes);
+  Topology topo = topology_preset(c.topology, c.nodes);
+  topo.link_sharing = opt.link_sharing;
   WorkloadOptions wo;
   wo.layer = c.trace ? c.workload->layer : -1;
   wo.size_mb = c.size_mb;

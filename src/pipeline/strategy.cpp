@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "exec/estimate.hpp"
@@ -69,8 +70,9 @@ StrategyOutcome run_strategy(const std::string& name, const Workload& w, const M
   const double tb = model.token_bytes();
   out.imbalance = imbalance_of(d.routing, d.placement);
   out.routing_cost_s = routing_cost(d.routing, d.placement, topo, tb);
-  out.routing_cost_optimal_s =
-      opt.optimal ? routing_cost_optimal(w.batch, d.placement, topo, opt.balance_slack, tb) : std::nan("");
+  out.routing_cost_optimal_s = opt.optimal && d.balanced_routing
+                                   ? routing_cost_optimal(w.batch, d.placement, topo, opt.balance_slack, tb)
+                                   : std::nan("");
 
   switch (executor) {
     case ExecutorKind::Estimate:

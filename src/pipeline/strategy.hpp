@@ -34,6 +34,11 @@ struct StrategyDecision {
   Placement placement;
   Routing routing;           // counts and slot_of_pair
   double routing_wall_s = 0; // wall time its routing took (planning cost)
+  // Whether the routing keeps every replica's load within equation (1)'s balance bound
+  // (locality-preferred and even-split routing do; nearest-replica routing and the replication
+  // systems' own assignments do not). Only then is equation (1)'s optimum a lower bound on its
+  // routing cost, so only then is routing_cost_optimal_s reported.
+  bool balanced_routing = true;
   // Builds the strategy's comm plan for the sim executor from this decision's placement and
   // routing (most use build_comm_plan with their PlanOptions; baselines with their own dispatch
   // build their own). Valid while the workload, model and topology it was decided on live.
@@ -67,7 +72,8 @@ struct StrategyOutcome {
   double imbalance = 0;              // max / mean (token, expert) pairs computed per GPU
   double routing_cost_s = 0;         // equation (1) objective of the routing used, seconds
   double routing_cost_optimal_s = 0; // exact optimum of equation (1) on the same placement; NaN
-                                     // when StrategyOptions::optimal is false (not solved)
+                                     // when not solved (opt.optimal false) or when the
+                                     // strategy's routing ignores the bound (balanced_routing)
   double routing_wall_s = 0;         // wall time spent routing (planning cost)
 };
 

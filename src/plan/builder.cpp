@@ -251,6 +251,7 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves) {
   add_compute_groups();
   add_combine();
   if (!opt_.overlap) add_barriers();
+  if (opt_.round_order) keep_round_order(plan_);
   finalize();
   return std::move(plan_);
 }

@@ -68,11 +68,11 @@ void Builder::add_combine() {
           add_row(fr, t, &by_gpu[q], step);
         }
         for (size_t q = a; q < b; ++q) add_dep(task, compute_of_pair_[by_gpu[q]]);
-      } else if (!opt_.merge) {  // one row per pair
+      } else if (!opt_.merge || !opt_.pre_reduce) {  // one row per pair (with merge [a, b) spans the node)
         Flow& f = flows[size_t(d) * N_ + n];
         for (size_t q = a; q < b; ++q) {
-          f.rows.push_back({t, h, compute_of_pair_[by_gpu[q]], uint32_t(f.pairs.size()), uint32_t(f.pairs.size() + 1),
-                            uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1)});
+          f.rows.push_back({t, gpu_of_pair_[by_gpu[q]], compute_of_pair_[by_gpu[q]], uint32_t(f.pairs.size()),
+                            uint32_t(f.pairs.size() + 1), uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1)});
           f.pairs.push_back(by_gpu[q]);
           f.targets.push_back(src);
         }

@@ -29,7 +29,8 @@
 //      a token crosses to a node once, whatever the number of its experts there. In combine
 //      the token's contributions on that node are sent over NVLink to the GPU that received
 //      the token in dispatch (lines 19-21), pre-reduced there into one row (lines 22-23) and
-//      returned once along the reverse path (line 25). Without merge: one row per
+//      returned once along the reverse path (line 25); with merge but without pre_reduce
+//      each remote output returns on its own, as without merge. Without merge: one row per
 //      (token, expert pair), RDMA put straight to the GPU that needs it (all-to-allv).
 //  - Transfers on the same (source, destination, link, phase, round, hop) are coalesced into one.
 #pragma once
@@ -90,10 +91,13 @@ struct Task {
 
   std::vector<int32_t> deps;  // indices into CommPlan::tasks that must finish first
   // Order among ready tasks on the same resource, lower first (Algorithm 1). Resources:
-  // Compute/PreReduce/FinalReduce -> the GPU's single compute stream; NIC transfer -> the
-  // sender's NIC egress queue; NVLink transfer -> the (gpu, dst_gpu) link queue. A resource
-  // runs one task at a time and, when idle, starts its ready task with the lowest priority
-  // (ties: lowest task index). Barriers take no resource.
+  // Compute/PreReduce/FinalReduce -> the GPU's single compute stream. A resource runs one task
+  // at a time and, when idle, starts its ready task with the lowest priority (ties: lowest
+  // task index). Transfers take no resource when links are shared fairly (the default,
+  // exec/sim.hpp); under LinkSharing::Serial the sender's NIC egress (NIC transfers) and the
+  // (gpu, dst_gpu) pair (NVLink transfers) are resources too. Barriers take no resource. An
+  // order that must hold whatever the link model (Algorithm 1's rounds) is a dependency
+  // (keep_round_order).
   int64_t priority = 0;
 
   int64_t rows() const { return int64_t(kind == TaskKind::Compute ? pairs.size() : tokens.size()); }
@@ -112,6 +116,13 @@ struct PlanOptions {
   bool overlap = true;     // Algorithm 1 data dependencies; false: per-GPU phase barriers
                            // (dispatch, then compute, then combine) and one GEMM per slot
   double nic_slack = 0.0;  // C_NIC >= 0 of eq. (2)
+  bool round_order = false;  // keep_round_order: each NIC issues its puts (and each NVLink pair
+                             // its relays) round after round, as Algorithm 1 does; false: all
+                             // transfers may start at once, as an all-to-allv posts them
+  bool pre_reduce = true;    // with merge: combine gathers a node's outputs of a token on the
+                             // GPU that received it, sums them and returns one row (Algorithm 1
+                             // lines 19-25, Zepp's §4.2); false: each remote (token, expert)
+                             // output returns on its own, straight to the token's GPU
 };
 
 struct CommPlan {
@@ -140,5 +151,14 @@ struct CommPlan {
 CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                          const Topology& topo, const ModelShape& model, const PlanOptions& options,
                          const std::vector<WeightMove>& weight_moves = {});
+
+// Algorithm 1's round order (lines 3 and 17) as dependencies, for plans whose inter-node
+// transfers carry rounds (Task::round >= 1): per phase (dispatch, combine) and sending GPU,
+// every RDMA put (hop Put) of a round also depends on whatever that GPU's puts of the previous
+// round it has depend on, so it is issued no earlier than they are (issue order; consecutive
+// rounds may then share the NIC); per phase and NVLink pair, every relay (hop Relay) waits for
+// the end of the previous round's relays. Invariants and proof: plan/rounds.cpp. build_comm_plan applies it when
+// options.round_order; baselines that edit a plan's puts apply it after their edit.
+void keep_round_order(CommPlan& plan);
 
 }  // namespace zepp

@@ -55,8 +55,11 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
       add_dep(relay, row.dep);
       ready = relay;
     }
-    if (!opt_.merge && row.tgt_end - row.tgt_begin != 1) throw std::logic_error("route_flow: unmerged row with several targets");
-    const int recv = opt_.merge ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
+    // Merged rows go to the peer GPU and are forwarded (lines 7-11, 25); per-pair combine rows
+    // (no merge, or no pre-reduction) go straight to the token's GPU.
+    const bool via_peer = opt_.merge && (phase == Phase::Dispatch || opt_.pre_reduce);
+    if (!via_peer && row.tgt_end - row.tgt_begin != 1) throw std::logic_error("route_flow: unmerged row with several targets");
+    const int recv = via_peer ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
     const int32_t put = transfer(nic, recv, phase, round, Hop::Put, prio);
     add_row(put, row.token, pairs, n_pairs);
     add_dep(put, ready);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace zepp {
@@ -10,6 +11,7 @@ namespace {
 // Relative gap of the routing used to the optimum; null when the optimum is 0 (everything
 // local) but the routing is not, where a ratio has no meaning.
 nlohmann::json gap(double cost, double optimum) {
+  if (std::isnan(optimum)) return nullptr;
   if (optimum > 0) return cost / optimum - 1.0;
   return cost > 0 ? nlohmann::json() : nlohmann::json(0.0);
 }
@@ -33,6 +35,8 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["max_nic_bytes"] = o.result.max_nic_bytes;
     s["comm_hidden_fraction"] = o.result.comm_hidden_fraction;
     s["routing_cost"] = o.routing_cost_s * 1e6;
+    // null: not solved (--optimum off), or the strategy's routing ignores the balance bound, so
+    // equation (1)'s optimum is no lower bound for it (StrategyDecision::balanced_routing).
     const bool solved = !std::isnan(o.routing_cost_optimal_s);  // NaN: not solved (--optimum off)
     s["routing_cost_optimal"] = solved ? nlohmann::json(o.routing_cost_optimal_s * 1e6) : nlohmann::json();
     s["routing_gap"] = solved ? gap(o.routing_cost_s, o.routing_cost_optimal_s) : nlohmann::json();
@@ -42,7 +46,11 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
                    {"model", m.name},              {"num_experts", m.num_experts}, {"top_k", m.top_k},
                    {"hidden", m.hidden},           {"ffn", m.ffn},                 {"tokens_per_gpu", w.tokens_per_gpu}};
-  j["cluster"] = {{"topology", t.name}, {"nodes", t.nodes}, {"gpus_per_node", t.gpus_per_node}, {"executor", executor}};
+  j["cluster"] = {{"topology", t.name},
+                  {"nodes", t.nodes},
+                  {"gpus_per_node", t.gpus_per_node},
+                  {"executor", executor},
+                  {"link_sharing", to_string(t.link_sharing)}};
   return j;
 }
 
@@ -53,8 +61,9 @@ std::string summary_table(const nlohmann::json& s) {
                                 w["description"].get<std::string>(), w["model"].get<std::string>(),
                                 w["num_experts"].get<int>(), w["top_k"].get<int>(), w["hidden"].get<int>(),
                                 w["ffn"].get<int>(), w["tokens_per_gpu"].get<long>());
-  out += fmt::format("cluster: {} x {} GPUs ({}), executor {}\n\n", c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
-                     c["topology"].get<std::string>(), c["executor"].get<std::string>());
+  out += fmt::format("cluster: {} x {} GPUs ({}), executor {}{}\n\n", c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
+                     c["topology"].get<std::string>(), c["executor"].get<std::string>(),
+                     c["executor"] == "sim" ? ", " + c["link_sharing"].get<std::string>() + " link sharing" : "");
   out += fmt::format("{:<10} {:>12} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
                      "latency(us)", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB", "hidden",
                      "route cost us", "optimum us", "gap");
@@ -70,6 +79,8 @@ std::string summary_table(const nlohmann::json& s) {
                        100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(),
                        optimum_s, gap_s);
   }
+  if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal"].is_null(); }))
+    out += "optimum -: not solved (--optimum off), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
   return out;
 }
 

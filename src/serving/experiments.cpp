@@ -39,7 +39,8 @@ std::vector<DriftCase> fig12_cases() {
 
 std::vector<DriftResult> run_drift_experiment(const std::vector<DriftCase>& cases, const DriftExperimentOptions& opt) {
   require(!opt.systems.empty(), "systems", "names no system");
-  const Topology topo = topology_preset(opt.topology, opt.nodes);
+  Topology topo = topology_preset(opt.topology, opt.nodes);
+  topo.link_sharing = opt.link_sharing;
   const PlanExecutor sim = [](const CommPlan& plan, const Topology& t, bool timeline) {
     return simulate_plan(plan, t, timeline);
   };

@@ -26,6 +26,7 @@ std::vector<DriftCase> fig12_cases();
 struct DriftExperimentOptions {
   std::string traces_dir = "../shared/data/traces";
   std::string topology = "a100";
+  LinkSharing link_sharing = LinkSharing::Fair;  // the sim executor's link model
   int nodes = 4;
   double size_mb = 64;                // per GPU (§6.5: 64 MB)
   int only_iterations = 4;            // `only`: iterations served

@@ -94,7 +94,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     throw ArgumentError("system: unknown '" + system + "', expected one of " + names);
   }
   require(iterations >= 1, "iterations", "must be >= 1");
-  const PlanOptions zepp_plan{opt.split, opt.merge, opt.overlap, opt.nic_slack};
+  const PlanOptions zepp_plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true};
   const bool homes = model.num_experts % topo.num_gpus() == 0;
 
   ServeReport report;
@@ -113,7 +113,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     if (swaps) {
       if (state.phy2log.empty()) state = place_zepp(w.history_load, topo, opt.extra_slots);
       const auto t0 = std::chrono::steady_clock::now();
-      SwapPlan sp = plan_swaps(expert_demand(w.batch), state, topo, opt.balance_slack);
+      SwapPlan sp = plan_swaps(expert_demand(w.batch), state, topo, opt.balance_slack, swap_costs(model, topo));
       planning = seconds_since(t0);
       it.swaps = int(sp.swaps.size());
       moves = std::move(sp.weight_moves);

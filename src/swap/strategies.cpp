@@ -18,6 +18,7 @@ StrategyDecision decide_replicated(const StrategyInput& in, PlanFn plan_fn) {
   d.routing.counts = std::move(r.counts);
   d.routing.slot_of_pair = assign_pairs(in.workload.batch, d.placement, in.topo, d.routing.counts);
   d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d.balanced_routing = false;  // the system's own assignment, not bounded by equation (1)'s C
   d.make_plan = [in, moves = std::move(r.weight_moves)](const Placement& placement, const Routing& routing) {
     return build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,
                            PlanOptions{false, false, false, 0.0}, moves);

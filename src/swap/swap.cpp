@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string>
 
@@ -115,9 +116,17 @@ std::vector<double> expert_demand(const RoutingBatch& batch) {
   return d;
 }
 
+SwapCosts swap_costs(const ModelShape& model, const Topology& topo) {
+  require(topo.peak_flops > 0 && topo.nvlink_bw > 0, "topo", "peak_flops and nvlink_bw must be positive");
+  return {6.0 * model.hidden * model.ffn / topo.peak_flops, model.expert_weight_bytes() / topo.nvlink_bw};
+}
+
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
-                    double balance_slack) {
+                    double balance_slack, const SwapCosts& costs) {
   check_demand(demand, placement);
+  require(costs.pair_seconds >= 0 && costs.weight_seconds >= 0 && std::isfinite(costs.pair_seconds) &&
+              std::isfinite(costs.weight_seconds),
+          "costs", "pair_seconds and weight_seconds must be finite and >= 0");
   require(topo.num_gpus() == placement.num_gpus && topo.gpus_per_node > 0, "topo",
           "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(placement.num_gpus));
   require(balance_slack >= 0, "balance_slack", "must be >= 0 (got " + std::to_string(balance_slack) + ")");
@@ -147,6 +156,10 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
       for (int l : light) {
         Candidate c{};
         if (!best_swap(out.placement, w, load, h, l, c) || c.new_max >= load[h] - eps) continue;
+        if ((load[h] - c.new_max) * costs.pair_seconds <= costs.weight_seconds && costs.weight_seconds > 0) {
+          ++out.refused_for_cost;
+          continue;
+        }
         auto& p2l = out.placement.phy2log;
         const double delta = w[p2l[c.a]] - w[p2l[c.b]];
         load[h] -= delta;
@@ -167,10 +180,22 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
 
 void weights_after_dispatch(CommPlan& plan) {
   int64_t last_dispatch = 0;
-  for (const Task& t : plan.tasks)
-    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) last_dispatch = std::max(last_dispatch, t.priority);
-  for (Task& t : plan.tasks)
-    if (t.kind == TaskKind::Transfer && t.phase == Phase::Weights) t.priority = last_dispatch + 1;
+  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> dispatch_on;  // NVLink pair -> transfers
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& t = plan.tasks[i];
+    if (t.kind != TaskKind::Transfer || t.phase != Phase::Dispatch) continue;
+    last_dispatch = std::max(last_dispatch, t.priority);
+    if (t.link == Link::NVLink) dispatch_on[{t.gpu, t.dst_gpu}].push_back(int32_t(i));
+  }
+  for (Task& t : plan.tasks) {
+    if (t.kind != TaskKind::Transfer || t.phase != Phase::Weights) continue;
+    t.priority = last_dispatch + 1;
+    if (const auto it = dispatch_on.find({t.gpu, t.dst_gpu}); it != dispatch_on.end()) {
+      t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
+      std::sort(t.deps.begin(), t.deps.end());
+      t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
+    }
+  }
 }
 
 }  // namespace zepp

@@ -33,6 +33,7 @@ struct SwapPlan {
   // stays in its slot, so a slot changes only when its GPU gains an expert.
   Placement placement;
   std::vector<Swap> swaps;           // in the order they were accepted (slots at that time)
+  int refused_for_cost = 0;          // swaps that lowered a load but would not pay for their weights
   // One per slot whose expert changed: its new expert's weights come from a GPU of the same
   // node that held that expert before the swaps (the one that gave it up). Feed to
   // build_comm_plan, which makes them Weights transfers that the slot's computation waits for.
@@ -40,24 +41,41 @@ struct SwapPlan {
   std::vector<double> load_before, load_after;  // estimate_gpu_load, [num_gpus] tokens
 };
 
+// What a swap saves and costs, in seconds (§4.3: a swap must pay for itself).
+struct SwapCosts {
+  // Compute per (token, expert) pair on the GPU, at the roofline's FLOP rate:
+  // 6 · hidden · ffn / peak_flops (core/roofline.hpp; the slope of a compute-bound GEMM).
+  double pair_seconds = 0;
+  // One expert's weights over one NVLink pair: expert_weight_bytes / nvlink_bw.
+  double weight_seconds = 0;
+};
+// The costs for `model` on `topo`. Throws ArgumentError ("topo") for a non-positive
+// peak_flops or nvlink_bw.
+SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
+
 // Greedy swap search (§5). Triggered only when max_j L̂_j > (1 + balance_slack) · mean. Then,
 // repeatedly, the most loaded GPU h above that bound is paired with the GPUs of its node that
 // are less loaded, lightest first; for a pair (h, l) the swap (slot of h, slot of l) that
 // minimises max(L̂_h, L̂_l) afterwards is accepted only if that maximum is below L̂_h (it lowers
-// the pair's maximum). A swap never puts a second replica of an expert on a GPU. Stops when no
+// the pair's maximum) and the compute it removes from the pair's maximum, (L̂_h − max) ·
+// costs.pair_seconds, exceeds the time it adds there, costs.weight_seconds: each swap brings
+// one expert's weights into each of the two GPUs over NVLink, and the swapped expert cannot
+// compute before they are in. Counting the whole transfer is conservative: part of it may hide
+// behind dispatch. Default costs (zero) accept on load alone. A swap never puts a second replica of an expert on a GPU. Stops when no
 // GPU is above the bound or none of the overloaded GPUs has an accepted swap. Every accepted
 // swap strictly lowers the sorted load vector, so the search ends. Deterministic: ties go to
 // the lowest GPU and slot indices.
 // Throws ArgumentError naming the argument: demand (shape, negative, non-finite), placement
 // (invalid), topo (GPU count differs from the placement's), balance_slack (NaN or < 0).
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
-                    double balance_slack);
+                    double balance_slack, const SwapCosts& costs = {});
 
-// Lets dispatch rows go before swapped weights on a shared link queue: in the plan every
-// Weights transfer gets the priority right after the last dispatch transfer's (combine stays
-// after it). Without this, one expert's weights (tens to hundreds of MB) hold an NVLink pair
-// while the tokens that groups needing no moved weights wait for queue behind it (§4.3: those
-// groups run while the weights are in transit). Weights still start as soon as their link is idle.
+// Lets dispatch rows go before swapped weights on a shared NVLink pair: every Weights transfer
+// waits for the dispatch transfers on its (source, destination) pair and gets the priority
+// right after the last dispatch transfer's (for serial link sharing; combine stays after it).
+// Without this, one expert's weights (tens to hundreds of MB) take the pair's bandwidth from
+// the tokens that groups needing no moved weights wait for (§4.3: those groups run while the
+// weights are in transit).
 void weights_after_dispatch(CommPlan& plan);
 
 }  // namespace zepp

@@ -13,7 +13,7 @@
 #include "baselines/plan_edit.hpp"
 #include "core/error.hpp"
 #include "pipeline/strategy.hpp"
-#include "plan_check.hpp"
+#include "../common/plan_check.hpp"
 
 namespace zepp {
 namespace {
@@ -70,7 +70,7 @@ TEST(Fast, SplitsSkewedRowsOverNicsAndPutsOnlyToPeers) {
   const Workload w = make_workload({{{3}, {3}, {3}, {3}}, {{3}, {3}}, {}, {}}, 4);
   const StrategyOptions opt;
   const Decided fast = decide("fast", w, model, topo, opt);
-  test::expect_valid_plan(fast.plan, w.batch, fast.d.routing.slot_of_pair, fast.d.placement);
+  EXPECT_EQ(test::check_plan(fast.plan, w.batch, fast.d.placement, fast.d.routing), "");
 
   // Dispatch: node 0 sends 6 rows, 3 per NIC (eq. (3)): GPU 0 keeps tokens 0-2 and relays 3 to
   // GPU 1; GPU 0 puts to its peer GPU 2, which forwards to GPU 3; GPU 1 puts straight to GPU 3.
@@ -107,7 +107,7 @@ TEST(Comet, AllGatherSendsEveryTokenToEveryNode) {
   const Workload w = make_workload({{{0}}, {{1}}, {{2}}, {{3}}}, 4);
   const StrategyOptions opt;
   const Decided comet = decide("comet", w, model, topo, opt);
-  test::expect_valid_plan(comet.plan, w.batch, comet.d.routing.slot_of_pair, comet.d.placement);
+  EXPECT_EQ(test::check_plan(comet.plan, w.batch, comet.d.placement, comet.d.routing), "");
   EXPECT_TRUE(moves(decide("a2av", w, model, topo, opt).plan).empty());
 
   const std::set<Move> expected = {
@@ -138,7 +138,7 @@ TEST(CometEplb, UsesEplbPlacementWithAllGather) {
   EXPECT_EQ(ce.d.placement.slots_per_gpu, 2);
   EXPECT_EQ(ce.d.routing.slot_of_pair, eplb.d.routing.slot_of_pair);
   EXPECT_EQ(ce.d.placement.logcnt()[0], 3);  // hierarchical EPLB: node 0's two spare slots go to hot expert 0
-  test::expect_valid_plan(ce.plan, w.batch, ce.d.routing.slot_of_pair, ce.d.placement);
+  EXPECT_EQ(test::check_plan(ce.plan, w.batch, ce.d.placement, ce.d.routing), "");
   for (int64_t tok = 0; tok < w.batch.num_tokens(); ++tok) {
     const int other = 1 - test::src_gpu_of(w.batch, tok) / 2;
     EXPECT_EQ(test::puts_of_token(ce.plan, tok), (std::map<int, int>{{other, 1}})) << "token " << tok;
@@ -177,7 +177,7 @@ TEST(Epic, SendsATokenToANodeOnce) {
   const Routing r = baselines::route_nearest(w.batch, p, topo);
   CommPlan plan = build_comm_plan(w.batch, p, r, topo, model, PlanOptions{false, true, true, 0.0});
   baselines::one_gemm_per_slot(plan);
-  test::expect_valid_plan(plan, w.batch, r.slot_of_pair, p);
+  EXPECT_EQ(test::check_plan(plan, w.batch, p, r), "");
   EXPECT_EQ(test::puts_of_token(plan, 0), (std::map<int, int>{{1, 1}}));
   const Decided a2av = decide("a2av", w, model, topo, StrategyOptions{});
   EXPECT_EQ(test::puts_of_token(a2av.plan, 0), (std::map<int, int>{{1, 2}}));
@@ -258,7 +258,7 @@ RC_GTEST_PROP(Baselines, PlansAreValidAndKeepTheirDefiningBehaviour, ()) {
 
   for (const std::string name : {"fast", "comet", "comet+eplb", "epic"}) {
     const Decided x = decide(name, w, model, topo, opt);
-    test::expect_valid_plan(x.plan, w.batch, x.d.routing.slot_of_pair, x.d.placement);
+    EXPECT_EQ(test::check_plan(x.plan, w.batch, x.d.placement, x.d.routing), "");
     if (name == "fast") {
       RC_ASSERT(max_incast(x.plan) <= 1);
       for (const Task& t : x.plan.tasks)

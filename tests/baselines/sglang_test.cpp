@@ -6,7 +6,7 @@
 #include "baselines/baselines.hpp"
 #include "exec/sim.hpp"
 #include "pipeline/strategy.hpp"
-#include "plan_check.hpp"
+#include "../common/plan_check.hpp"
 
 namespace zepp {
 namespace {
@@ -32,7 +32,7 @@ CommPlan sglang_plan(const Workload& w, const ModelShape& m, const Topology& t, 
     if (s.name == "sglang") {
       StrategyDecision d = s.decide(StrategyInput{w, m, t, StrategyOptions{}});
       CommPlan plan = d.make_plan(d.placement, d.routing);
-      test::expect_valid_plan(plan, w.batch, d.routing.slot_of_pair, d.placement);
+      EXPECT_EQ(test::check_plan(plan, w.batch, d.placement, d.routing), "");
       if (out) *out = std::move(d);
       return plan;
     }

@@ -81,8 +81,8 @@ TEST(Sim, NvlinkFlowUsesNvlinkBandwidth) {
 }
 
 TEST(Sim, TwoFlowsIntoOneNicShareItEvenly) {
-  // GPUs 0 and 1 (node 0) both send 100 bytes to GPU 2 (node 1): its ingress link gives each
-  // 5 B/s, so both take 20 s; a third flow 0 -> 3 would be queued behind NIC 0's first put.
+  // Two senders into one receiver: GPUs 0 and 1 (node 0) both send 100 bytes to GPU 2
+  // (node 1); its ingress link gives each 5 B/s, so both take 20 s.
   HandPlan h(2, 2);
   h.transfer(0, 2, 100);
   h.transfer(1, 2, 100);
@@ -138,9 +138,51 @@ TEST(Sim, ComputeStreamRunsLowestPriorityFirstAndOneAtATime) {
   EXPECT_NEAR(r.latency_s, 1.44, 1e-9);
 }
 
-TEST(Sim, NicEgressSendsOnePutAtATime) {
+TEST(Sim, KFlowsLeavingOneNicShareItAndEachPaysLatencyOnce) {
+  // k = 3 puts of 100 bytes from GPU 0 to GPUs on three other nodes start together: each pays
+  // the 0.5 s latency once, then gets 10/3 B/s of the egress link: 0.5 + 300 / 10 = 30.5 s.
+  HandPlan h(4, 1);
+  h.topo.nic_latency = 0.5;
+  for (int d = 1; d <= 3; ++d) h.transfer(0, d, 100, {}, d);
+  const LayerResult r = h.run();
+  for (int d = 1; d <= 3; ++d) EXPECT_NEAR(r.gpus[d].finish_s, 30.5, 1e-9) << "receiver " << d;
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(event(r, 0, "nic-out", k).start_s, 0.0, 1e-12);
+  EXPECT_EQ(r.max_nic_bytes, 300);
+}
+
+TEST(Sim, SerialLinkSharingSendsOnePutAtATime) {
+  // The same three puts with LinkSharing::Serial: one after the other in priority order,
+  // each 0.5 + 10 s.
+  HandPlan h(4, 1);
+  h.topo.nic_latency = 0.5;
+  h.topo.link_sharing = LinkSharing::Serial;
+  for (int d = 1; d <= 3; ++d) h.transfer(0, d, 100, {}, 4 - d);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(r.gpus[3].finish_s, 10.5, 1e-9);
+  EXPECT_NEAR(r.gpus[2].finish_s, 21.0, 1e-9);
+  EXPECT_NEAR(r.gpus[1].finish_s, 31.5, 1e-9);
+}
+
+TEST(Sim, RelayThenPut) {
+  // Split's path: 50 bytes relayed over NVLink 0 -> 1 (0.25 + 50 / 100 = 0.75 s), then GPU 1's
+  // NIC puts them to node 1 (0.5 + 50 / 10 = 5.5 s): 6.25 s. Meanwhile GPU 0's own put of 50
+  // bytes to GPU 3 runs on its own NIC and GPU 3's ingress alone: 5.5 s.
+  HandPlan h(2, 2);
+  h.topo.nvlink_latency = 0.25;
+  h.topo.nic_latency = 0.5;
+  const int relay = h.transfer(0, 1, 50);
+  h.transfer(1, 2, 50, {relay});
+  h.transfer(0, 3, 50);
+  const LayerResult r = h.run();
+  EXPECT_NEAR(event(r, 1, "nic-out").start_s, 0.75, 1e-9);
+  EXPECT_NEAR(r.gpus[2].finish_s, 6.25, 1e-9);
+  EXPECT_NEAR(r.gpus[3].finish_s, 5.5, 1e-9);
+}
+
+TEST(Sim, NicEgressSendsOnePutAtATimeUnderSerialSharing) {
   // Two puts from GPU 0 to different nodes: 10 s each, one after the other.
   HandPlan h(3, 1);
+  h.topo.link_sharing = LinkSharing::Serial;
   h.transfer(0, 2, 100, {}, 2);
   h.transfer(0, 1, 100, {}, 1);
   const LayerResult r = h.run();
@@ -148,13 +190,28 @@ TEST(Sim, NicEgressSendsOnePutAtATime) {
   EXPECT_NEAR(r.gpus[2].finish_s, 20.0, 1e-9);
 }
 
-TEST(Sim, OverlapIsCountedPerGpu) {
-  // GPU 1 computes its own 20 tokens (0.96 s) while 100 bytes arrive over NVLink (1 s):
-  // hidden 0.96 s on GPU 1, none on GPU 0; each GPU sees 1 s of communication.
+TEST(Sim, OverlapCountsEachTransferOnceAtItsSender) {
+  // GPU 0 sends 100 bytes over NVLink to GPU 1 (1 s) while computing 20 tokens (0.96 s):
+  // hidden 0.96 of 1 s. The receiver's side is not counted a second time.
   HandPlan h(1, 2);
   h.transfer(0, 1, 100);
-  h.compute(1, 20);
-  EXPECT_NEAR(h.run().comm_hidden_fraction, 0.96 / 2.0, 1e-9);
+  h.compute(0, 20);
+  EXPECT_NEAR(h.run().comm_hidden_fraction, 0.96, 1e-9);
+  // Computing on the receiver instead hides nothing of the sender's transfer.
+  HandPlan g(1, 2);
+  g.transfer(0, 1, 100);
+  g.compute(1, 20);
+  EXPECT_NEAR(g.run().comm_hidden_fraction, 0.0, 1e-9);
+}
+
+TEST(Sim, ConcurrentTransfersOfOneSenderCountOnce) {
+  // Two 100-byte NVLink transfers from GPU 0 (to GPUs 1 and 2) in flight together for 1 s,
+  // GPU 0 computing 0.96 s of it: 0.96 hidden of 1 s, not of 2 s.
+  HandPlan h(1, 3);
+  h.transfer(0, 1, 100);
+  h.transfer(0, 2, 100);
+  h.compute(0, 20);
+  EXPECT_NEAR(h.run().comm_hidden_fraction, 0.96, 1e-9);
 }
 
 TEST(Sim, EachCallIsAFreshSimulation) {

@@ -26,11 +26,16 @@ struct TwoNodes : ::testing::Test {
 };
 
 TEST_F(TwoNodes, AllToAllvWithBarriers) {
-  // Dispatch: NIC 0 puts 2 rows to GPU 2 (0-3.2 s), then 2 rows to GPU 3 (3.2-6.4).
-  // Compute after each GPU's dispatch: GPU 2 3.2-3.68, GPU 3 6.4-6.88, GPU 0 6.4-6.88.
-  // Combine: GPU 2 -> 0 3.68-6.88, GPU 3 -> 0 6.88-10.08. GPU 0 then reduces 6 rows: 0.96 s.
+  // Fair links: NIC 0 puts 2 rows to GPU 2 and 2 rows to GPU 3 at once, 5 B/s each (0-6.4 s).
+  // Compute after each GPU's dispatch: GPUs 0, 2, 3 at 6.4-6.88. Combine: GPUs 2 and 3 each
+  // return 2 rows into GPU 0's ingress at once (6.88-13.28). GPU 0 then reduces 6 rows: 0.96 s.
   const LayerResult r = run({false, false, false, 0.0});
-  EXPECT_NEAR(r.latency_s, 11.04, 1e-9);
+  EXPECT_NEAR(r.latency_s, 14.24, 1e-9);
+  // Serial links: NIC 0 puts to GPU 2 (0-3.2), then to GPU 3 (3.2-6.4); compute GPU 2
+  // 3.2-3.68, GPU 3 6.4-6.88; combine GPU 2 -> 0 3.68-6.88, GPU 3 -> 0 6.88-10.08; reduce.
+  topo.link_sharing = LinkSharing::Serial;
+  EXPECT_NEAR(run({false, false, false, 0.0}).latency_s, 11.04, 1e-9);
+  topo.link_sharing = LinkSharing::Fair;
   EXPECT_EQ(r.inter_node_bytes, 8 * 16);
   EXPECT_EQ(r.nvlink_bytes, 2 * 16);
   EXPECT_EQ(r.max_nic_bytes, 4 * 16);  // NIC 0 out and in

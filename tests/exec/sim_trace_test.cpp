@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "../plan/plan_check.hpp"
+#include "../common/plan_check.hpp"
 #include "core/presets.hpp"
 #include "exec/sim.hpp"
 #include "placement/placement.hpp"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "plan_check.hpp"
+#include "../common/plan_check.hpp"
 #include "random_case.hpp"
 
 namespace zepp {

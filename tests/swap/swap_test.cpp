@@ -104,6 +104,38 @@ TEST(Swap, ArgumentErrorsNameTheArgument) {
             0u);
 }
 
+TEST(Swap, RefusedWhenMovingTheWeightsCostsMoreThanItSaves) {
+  // The case above, now with costs: the swap lowers GPU 0 from 20 to 11 tokens, 9 tokens of
+  // compute at 1 s each. Weights taking 9 s over NVLink eat all of it: refused. At 8.9 s it
+  // pays (by 0.1 s): accepted.
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  const SwapPlan refused = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 9.0});
+  EXPECT_TRUE(refused.triggered);
+  EXPECT_TRUE(refused.swaps.empty());
+  EXPECT_TRUE(refused.weight_moves.empty());
+  EXPECT_EQ(refused.refused_for_cost, 1);
+  EXPECT_EQ(refused.placement.phy2log, p.phy2log);
+  const SwapPlan paid = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 8.9});
+  EXPECT_EQ(paid.swaps.size(), 1u);
+  EXPECT_EQ(paid.refused_for_cost, 0);
+}
+
+TEST(Swap, CostsFromTheRoofline) {
+  // Llama-4-Maverick on A100 nodes: 6 * 5120 * 8192 / 312e12 s per pair, 3 * 5120 * 8192 * 2
+  // bytes (251.7 MB) of weights at 100 GB/s: 2.5 ms, the compute of ~3100 pairs.
+  Topology t = topo_of(1, 4);
+  t.peak_flops = 312e12;
+  t.nvlink_bw = 100e9;
+  ModelShape m;
+  m.hidden = 5120;
+  m.ffn = 8192;
+  const SwapCosts c = swap_costs(m, t);
+  EXPECT_NEAR(c.pair_seconds, 6.0 * 5120 * 8192 / 312e12, 1e-18);
+  EXPECT_NEAR(c.weight_seconds, 3.0 * 5120 * 8192 * 2 / 100e9, 1e-12);
+  EXPECT_THROW(swap_costs(m, topo_of(1, 4)), ArgumentError);
+  EXPECT_THROW(plan_swaps({1, 1}, placement_of(2, 2, {0, 1}), topo_of(1, 2), 0.1, SwapCosts{-1, 0}), ArgumentError);
+}
+
 RC_GTEST_PROP(Swap, KeepsSlotsReplicasAndNodeSets, ()) {
   const int nodes = *rc::gen::inRange(1, 4), per_node = *rc::gen::inRange(1, 5), S = *rc::gen::inRange(1, 4);
   const int G = nodes * per_node;

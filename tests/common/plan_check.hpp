@@ -1,17 +1,37 @@
-// Invariants every CommPlan must hold (DESIGN.md §5), checked task by task. Returns the first
-// violation as text, or "" when the plan is sound. Shared by the plan and exec tests.
+// Shared test fixtures for comm plans (plan, exec and baselines tests): check_plan, the
+// invariants every CommPlan must hold (DESIGN.md §5), and a tiny cluster with hand-checkable
+// units for strategy-level tests.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/types.hpp"
 #include "plan/comm_plan.hpp"
 #include "plan/split.hpp"
+#include "workload/workload.hpp"
 
 namespace zepp::test {
+
+// A task's dependencies with barriers replaced by what they wait for.
+inline std::set<int32_t> effective_deps(const CommPlan& plan, const Task& t) {
+  std::set<int32_t> out;
+  std::vector<int32_t> pending(t.deps.begin(), t.deps.end());
+  while (!pending.empty()) {
+    const int32_t d = pending.back();
+    pending.pop_back();
+    if (plan.tasks[d].kind == TaskKind::Barrier) pending.insert(pending.end(), plan.tasks[d].deps.begin(), plan.tasks[d].deps.end());
+    else out.insert(d);
+  }
+  return out;
+}
+
+// Checked task by task, looking through barriers at what a task's dependencies bring. Returns
+// the first violation as text, or "" when the plan is sound.
 
 inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, const Placement& placement,
                               const Routing& routing) {
@@ -64,8 +84,13 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
         return true;
     return false;
   };
+  auto none_carries = [&](const Task& t, int64_t token) {
+    for (int32_t d : effective_deps(plan, t))
+      if (carries_token(tasks[d], t.gpu, token)) return false;
+    return true;
+  };
   auto available = [&](const Task& t, int gpu, int64_t token, int64_t pair) {
-    for (int32_t d : t.deps)
+    for (int32_t d : effective_deps(plan, t))
       if (holds_pair(tasks[d], gpu, token, pair)) return true;
     return false;
   };
@@ -83,7 +108,7 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
           return where(i) + "pair " + std::to_string(p) + " computed on the wrong slot/GPU/expert";
         const int64_t tok = p / K;
         if (src_of[tok] != t.gpu &&
-            std::none_of(t.deps.begin(), t.deps.end(), [&](int32_t d) { return carries_token(tasks[d], t.gpu, tok); }))
+            none_carries(t, tok))
           return where(i) + "computes pair " + std::to_string(p) + " before its token arrives";
       }
       continue;
@@ -101,7 +126,7 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
     if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) {
       for (int64_t tok : t.tokens)
         if (src_of[tok] != t.gpu &&
-            std::none_of(t.deps.begin(), t.deps.end(), [&](int32_t d) { return carries_token(tasks[d], t.gpu, tok); }))
+            none_carries(t, tok))
           return where(i) + "sends token " + std::to_string(tok) + " it does not hold";
       continue;
     }
@@ -134,10 +159,11 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
     if (std::abs(w - weight_sum[tok]) > 1e-5) return "token " + std::to_string(tok) + " output weights differ";
   }
 
-  // Merge: a token crosses between two nodes at most once per phase.
+  // Merge: a token crosses between two nodes at most once per phase (combine: only with
+  // node-level pre-reduction).
   if (plan.options.merge)
     for (const auto& [key, n] : token_to_node)
-      if (n != 1) return "token " + std::to_string(std::get<1>(key)) + " crosses to a node " + std::to_string(n) + " times";
+      if (n != 1 && (std::get<0>(key) == int(Phase::Dispatch) || plan.options.pre_reduce)) return "token " + std::to_string(std::get<1>(key)) + " crosses to a node " + std::to_string(n) + " times";
   // Split: each NIC within the bound of eq. (2) for its flow.
   if (plan.options.split) {
     std::map<std::tuple<int, int, int>, int64_t> flow_rows;
@@ -150,6 +176,67 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
     }
   }
   return "";
+}
+
+// N nodes of 2 GPUs; a token is 2 bytes; one expert per GPU unless `experts` says otherwise.
+inline Topology tiny_topology(int nodes) {
+  Topology t;
+  t.name = "tiny";
+  t.nodes = nodes;
+  t.gpus_per_node = 2;
+  t.nvlink_bw = 100;
+  t.nic_bw = 25;
+  t.nvlink_latency = t.nic_latency = 0;
+  t.peak_flops = 6;
+  t.hbm_bw = 1e30;
+  t.kernel_launch = 1;
+  return t;
+}
+
+inline ModelShape tiny_model(int experts, int top_k) {
+  ModelShape m;
+  m.name = "tiny";
+  m.num_experts = experts;
+  m.top_k = top_k;
+  m.hidden = 1;
+  m.ffn = 1;
+  return m;
+}
+
+// A workload from per-GPU lists of tokens, each token its top-k expert ids; equal gate weights.
+inline Workload make_workload(const std::vector<std::vector<std::vector<int>>>& tokens_of_gpu, int experts,
+                              std::vector<double> history = {}) {
+  Workload w;
+  RoutingBatch& b = w.batch;
+  b.num_gpus = int(tokens_of_gpu.size());
+  b.num_experts = experts;
+  b.top_k = tokens_of_gpu.empty() || tokens_of_gpu[0].empty() ? 1 : int(tokens_of_gpu[0][0].size());
+  b.token_offset = {0};
+  for (const auto& gpu : tokens_of_gpu) {
+    for (const auto& tok : gpu) {
+      for (int e : tok) {
+        b.expert_ids.push_back(e);
+        b.gate_weights.push_back(1.0f / float(tok.size()));
+      }
+    }
+    b.token_offset.push_back(b.token_offset.back() + int64_t(gpu.size()));
+  }
+  w.history_load = history.empty() ? std::vector<double>(size_t(experts), 1.0) : std::move(history);
+  w.description = "hand-made";
+  return w;
+}
+
+inline int src_gpu_of(const RoutingBatch& b, int64_t token) {
+  return int(std::upper_bound(b.token_offset.begin(), b.token_offset.end(), token) - b.token_offset.begin()) - 1;
+}
+
+// Dispatch NIC puts carrying `token`, by destination node.
+inline std::map<int, int> puts_of_token(const CommPlan& plan, int64_t token) {
+  std::map<int, int> n;
+  for (const Task& t : plan.tasks)
+    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch && t.link == Link::NIC)
+      if (const auto c = std::count(t.tokens.begin(), t.tokens.end(), token)) n[t.dst_gpu / plan.gpus_per_node] += int(c);
+  return n;
 }
 
 }  // namespace zepp::test
