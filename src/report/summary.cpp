@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/topology_file.hpp"
+
 namespace zepp {
 namespace {
 
@@ -42,7 +44,8 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
                    {"model", m.name},              {"num_experts", m.num_experts}, {"top_k", m.top_k},
                    {"hidden", m.hidden},           {"ffn", m.ffn},                 {"tokens_per_gpu", w.tokens_per_gpu}};
-  j["cluster"] = {{"topology", t.name}, {"nodes", t.nodes}, {"gpus_per_node", t.gpus_per_node}, {"executor", executor}};
+  j["cluster"] = {{"topology", t.name},   {"nodes", t.nodes},          {"gpus_per_node", t.gpus_per_node},
+                  {"executor", executor}, {"links", describe_links(t)}};
   return j;
 }
 
@@ -53,8 +56,9 @@ std::string summary_table(const nlohmann::json& s) {
                                 w["description"].get<std::string>(), w["model"].get<std::string>(),
                                 w["num_experts"].get<int>(), w["top_k"].get<int>(), w["hidden"].get<int>(),
                                 w["ffn"].get<int>(), w["tokens_per_gpu"].get<long>());
-  out += fmt::format("cluster: {} x {} GPUs ({}), executor {}\n\n", c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
-                     c["topology"].get<std::string>(), c["executor"].get<std::string>());
+  out += fmt::format("cluster: {} x {} GPUs ({}: {}), executor {}\n\n", c["nodes"].get<int>(),
+                     c["gpus_per_node"].get<int>(), c["topology"].get<std::string>(), c["links"].get<std::string>(),
+                     c["executor"].get<std::string>());
   out += fmt::format("{:<10} {:>12} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
                      "latency(us)", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB", "hidden",
                      "route cost us", "optimum us", "gap");
