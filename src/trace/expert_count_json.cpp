@@ -49,9 +49,9 @@ void read_expert_count_json(const std::string& file, const padded_string& text, 
     int rows = 0;
     bool usage_seen = false;
     for (ondemand::field top : root) {
+      const SourcePos where = at(top.key().raw() - 1);  // raw key first: unescaped_key() consumes it
       const std::string_view key = top.unescaped_key();
       ondemand::value v = top.value();
-      const SourcePos where = at(top.key().raw() - 1);
       if (key == "num_experts") {
         expecting = "\"num_experts\"";
         experts = json_int(v, where, "\"num_experts\"");
@@ -64,7 +64,7 @@ void read_expert_count_json(const std::string& file, const padded_string& text, 
         std::vector<int> layers;
         expecting = "\"expert_usage_by_layer\": an object {\"<layer>\": {\"<expert>\": count}}";
         for (ondemand::field layer_field : v.get_object()) {
-          const SourcePos layer_at = at(layer_field.key().raw() - 1);
+          const SourcePos layer_at = at(layer_field.key().raw() - 1);  // before unescaped_key()
           const int layer = int(index_key(layer_field.unescaped_key(), layer_at, "a layer", INT32_MAX));
           for (int seen : layers)
             if (seen == layer) fail(layer_at, "expected each layer once, got layer " + std::to_string(layer) + " twice");

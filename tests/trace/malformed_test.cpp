@@ -85,7 +85,8 @@ std::vector<Case> cases() {
       {"jsonl missing token position", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1]})",
        "m.jsonl:1: expected field \"token_idx\" (or token_pos, token_position, position, pos) in every record"},
       {"jsonl sniffing said", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[-1],"token_idx":0})",
-       "[read as routing-jsonl: the file starts with '{' and its first record has no \"type\" field]"},
+       "m.jsonl:1: expected a non-negative expert id below 2147483646, got -1 [read as routing-jsonl: the file starts "
+       "with '{' and its first record has no \"type\" field]"},
       // vLLM route log: lines
       {"vllm bad type", "v.jsonl", R"({"type":"routes","req_id":"r1","token_idx":0,"layer":0,"topk_ids":[1]})",
        "v.jsonl:1: expected \"type\": \"meta\" or \"route\", got \"routes\""},
@@ -108,7 +109,9 @@ std::vector<Case> cases() {
       {"counts not a number", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {"0": "many"}}})",
        "c.json: byte 56: expected a count (a number)"},
       {"counts layer not an object", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": [1, 2]}})",
-       "[read as expert-count-json: the file starts with '{' and names \"expert_usage_by_layer\"]"},
+       "c.json: byte 50: expected a layer's counts: an object {\"<expert>\": count} (simdjson: The JSON element does "
+       "not have the requested type.) [read as expert-count-json: the file starts with '{' and names "
+       "\"expert_usage_by_layer\"]"},
       {"counts no layers", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {}})",
        "c.json: byte 0: expected \"expert_usage_by_layer\" with at least one layer of counts"},
       {"counts truncated", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {"0": 1)", "c.json: "},
