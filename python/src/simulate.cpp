@@ -23,6 +23,7 @@ std::optional<T> optional_field(const pb::dict& s, const char* key) {
 std::string simulate(const pb::dict& s) {
   cli::WorkloadFlags w;
   w.trace_path = s["trace"].cast<std::string>();
+  w.history_path = s["history"].cast<std::string>();
   w.model = s["model"].cast<std::string>();
   w.topology = s["topology"].cast<std::string>();
   w.nodes = s["nodes"].cast<int>();

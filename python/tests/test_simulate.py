@@ -64,3 +64,31 @@ def test_real_trace_matches_the_program(shared_dir):
 def test_bad_arguments_name_the_argument(kwargs, argument):
     with pytest.raises(ValueError, match=f"^{argument}"):
         zepp.simulate(size_mb=0.1, **kwargs)
+
+
+def test_topology_preset_and_file(tmp_path):
+    preset = zepp.simulate(topology="dgx-h100", nodes=2, size_mb=0.25, strategies=("a2av",), executor="estimate")
+    assert preset["cluster"]["gpus_per_node"] == 8
+    path = tmp_path / "slow.yaml"
+    path.write_text("base: dgx-h100\nnic:\n  bandwidth: 100 Gb/s\n")
+    slow = zepp.simulate(topology=path, nodes=2, size_mb=0.25, strategies=("a2av",), executor="estimate")
+    assert slow["cluster"]["topology"] == "slow"
+    # A quarter of the NIC bandwidth: the same bytes take longer.
+    assert slow["strategies"][0]["latency_us"] > preset["strategies"][0]["latency_us"]
+    path.write_text("base: dgx-h100\nnic:\n  bandwidth: 100\n")
+    with pytest.raises(ValueError, match=r"slow.yaml:3: nic.bandwidth: expected a unit"):
+        zepp.simulate(topology=path, nodes=2, strategies=("a2av",), executor="estimate")
+
+
+def test_history_and_trace_apart_match_the_program(shared_dir):
+    traces = shared_dir / "data/traces/llama4-maverick-mmlu"
+    history, trace = traces / "abstract_algebra", traces / "anatomy"
+    flags = ["--history", str(history), "--trace", str(trace), "--model", "llama4-maverick", "--topology", "dgx-h100",
+             "--nodes", "2", "--size-mb", "0.25", "--strategies", "a2av,zepp", "--executor", "estimate"]
+    cli = json.loads(subprocess.run([program(), "simulate", "--format", "json", *flags],
+                                    capture_output=True, text=True, check=True).stdout)
+    py = zepp.simulate(trace, model="llama4-maverick", topology="dgx-h100", nodes=2, history=history, size_mb=0.25,
+                       strategies="a2av,zepp", executor="estimate")
+    same_figures(py, cli)
+    assert "history = all" in py["workload"]["description"] and "abstract_algebra" in py["workload"]["description"]
+    assert py["cluster"]["gpus_per_node"] == 8

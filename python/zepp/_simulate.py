@@ -32,7 +32,7 @@ def _number(value, name, kind):
 
 
 def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av", "eplb", "zepp"),
-             executor="sim", *, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=1.2, dataset="",
+             executor="sim", *, history=None, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=1.2, dataset="",
              extra_slots=2, balance_slack=0.1, nic_slack=0.0, eplb_groups=0, split=True, merge=True,
              overlap=True, locality=True, **overrides):
     """Place, route and time one MoE layer under each strategy; the figures `zepp simulate --format json` prints.
@@ -44,8 +44,11 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
 
     Args:
         trace: trace file or folder (shared/data/traces/...), or None for the synthetic workload.
+        history: a trace file or folder whose tokens are the placement history; `trace` is then
+            evaluation only (history_fraction unused). None: history = the first requests of `trace`.
         model: model preset name (required with a trace; default kimi-k2 without one).
-        topology: cluster preset, "a100" or "h100" (paper §6.1); nodes: node count N.
+        topology: cluster preset ("a100", "h100" of paper §6.1; "dgx-h100", "gb200-nvl72", ...:
+            `zepp presets`) or the path of a topology file (docs/topology.md); nodes: node count N.
         strategies: names to run, e.g. ("a2av", "eplb", "zepp").
         executor: "sim" (SimGrid cluster, the default, as `zepp simulate`) or "estimate" (closed form).
         size_mb, seed, layer, history_fraction, zipf, dataset: workload (see `zepp simulate --help`).
@@ -77,8 +80,9 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         strategies = strategies.split(",")
     settings.update(
         trace="" if trace is None else os.fspath(trace),
+        history="" if history is None else os.fspath(history),
         model="" if model is None else str(model),
-        topology=str(topology),
+        topology=os.fspath(topology),
         nodes=count(nodes, "nodes"),
         strategies=[str(s) for s in strategies],
         executor=str(executor),

@@ -8,5 +8,6 @@ void add_simulate(CLI::App& app);  // simulate.cpp
 void add_place(CLI::App& app);     // place.cpp
 void add_experiment(CLI::App& app);  // experiment.cpp
 void add_run(CLI::App& app);       // run.cpp (MPI; initialises MPI itself)
+void add_presets(CLI::App& app);   // presets.cpp
 
 }  // namespace zepp::cli

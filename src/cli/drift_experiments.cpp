@@ -25,6 +25,7 @@ void add_common(CLI::App* cmd, DriftFlags& f) {
   cmd->add_option("--out", f.out_dir, "Folder for the CSV, markdown table and figure")->capture_default_str();
   cmd->add_option("--workloads", f.workloads, "Only these workloads: llama4, qwen3, deepseek (comma-separated)")
       ->delimiter(',');
+  cmd->add_option("--topology", f.opt.topology, "Cluster preset or topology file (docs/topology.md)")->capture_default_str();
   cmd->add_option("--nodes", f.opt.nodes, "Nodes")->capture_default_str();
   cmd->add_option("--size-mb", f.opt.size_mb, "MiB of BF16 activations per GPU per iteration")->capture_default_str();
   cmd->add_option("--only-iterations", f.opt.only_iterations, "Iterations of the `only` scenario")->capture_default_str();

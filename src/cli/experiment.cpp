@@ -78,7 +78,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--jobs", f->opt.jobs, "Configurations simulated at once (default: CPU count)");
   cmd->add_option("--workloads", f->workloads, "Only these workloads (comma-separated)")->delimiter(',');
   cmd->add_option("--strategies", f->strategies, "Strategies to run (comma-separated; must include a2av)")->delimiter(',');
-  cmd->add_option("--topologies", f->topologies, "Cluster presets (comma-separated)")->delimiter(',');
+  cmd->add_option("--topologies", f->topologies, "Cluster presets or topology files (comma-separated; docs/topology.md)")->delimiter(',');
   cmd->add_option("--nodes", f->nodes, "Node counts (comma-separated)")->delimiter(',');
   cmd->add_option("--sizes", f->sizes, "MiB of BF16 activations per GPU (comma-separated)")->delimiter(',');
   cmd->add_option("--seed", f->opt.seed, "Sampling seed")->capture_default_str()->check(non_negative);

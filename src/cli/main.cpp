@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   zepp::cli::add_place(app);
   zepp::cli::add_experiment(app);
   zepp::cli::add_run(app);
+  zepp::cli::add_presets(app);
   refuse_empty_values(app);
   const bool quiet = quiet_rank();
   try {

@@ -67,7 +67,9 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   const ModelShape model = w.model_shape();
   const Topology topo = w.cluster();
   const model::DenseShape dense = model::dense_shape(model.name);
-  const Trace trace = read_trace(w.trace_path);
+  require(w.history_path.empty(), "--history",
+          "is not used with --layers (each layer's history is the first requests of --trace)");
+  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
   check_trace_matches_model(trace, model);
 
   model::MoeRunOptions run;

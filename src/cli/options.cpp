@@ -2,25 +2,32 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
 #include "workload/size.hpp"
+#include "core/topology_file.hpp"
 
 namespace zepp::cli {
 
 void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--trace", trace_path, "Trace file or folder (shared/data/traces/...); synthetic power-law workload without it");
-  cmd->add_option("--model", model, "Model preset: deepseek-v2-lite, llama4-maverick, mixtral-8x7b, qwen3-30b-a3b, qwen3-235b-a22b, kimi-k2, deepseek-v3 (default kimi-k2 without --trace)");
-  cmd->add_option("--topology", topology, "Cluster preset: a100, h100")->capture_default_str();
+  cmd->add_flag("--skip-invalid", skip_invalid, "Skip malformed trace files (each listed with its error) instead of stopping");
+  cmd->add_option("--history", history_path,
+                  "Placement history from this trace file or folder; --trace is then all evaluation (no --history-fraction split)");
+  std::string models;
+  for (const auto& n : model_preset_names()) models += (models.empty() ? "" : ", ") + n;
+  cmd->add_option("--model", model, "Model preset: " + models + " (default kimi-k2 without --trace; `zepp presets`)");
+  cmd->add_option("--topology", topology, "Cluster preset (a100, h100, dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72; `zepp presets`) or topology file, YAML or JSON (docs/topology.md)")->capture_default_str();
   cmd->add_option("--nodes", nodes, "Number of nodes N")->capture_default_str();
-  cmd->add_option("--gpus-per-node", gpus_per_node, "GPUs (and NICs) per node G (preset: 4)");
+  cmd->add_option("--gpus-per-node", gpus_per_node, "GPUs (and NICs) per node G (default: the topology's)");
   cmd->add_option("--experts", num_experts, "Override the model's routed expert count E");
   cmd->add_option("--top-k", top_k, "Override the model's top-k");
   cmd->add_option("--hidden", hidden, "Override the model's hidden (token) dimension");
   cmd->add_option("--ffn", ffn, "Override the model's expert FFN dimension");
-  cmd->add_option("--nvlink-gbps", nvlink_gbps, "Override NVLink GB/s per direction per GPU pair");
+  cmd->add_option("--nvlink-gbps", nvlink_gbps, "Override NVLink GB/s per direction (per GPU pair, or per GPU switch port on NVSwitch topologies)");
   cmd->add_option("--nic-gbps", nic_gbps, "Override NIC GB/s per direction");
   cmd->add_option("--nvlink-latency-us", nvlink_latency_us, "Override NVLink per-message latency (us)");
   cmd->add_option("--nic-latency-us", nic_latency_us, "Override NIC per-message latency (us)");
@@ -65,7 +72,7 @@ ModelShape WorkloadFlags::model_shape() const {
 }
 
 Topology WorkloadFlags::cluster() const {
-  Topology t = topology_preset(topology, nodes);
+  Topology t = cluster_topology(topology, nodes);
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
   auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {
     if (!v) return;
@@ -76,10 +83,30 @@ Topology WorkloadFlags::cluster() const {
   set(nic_gbps, "--nic-gbps", t.nic_bw, 1e9);
   set(nvlink_latency_us, "--nvlink-latency-us", t.nvlink_latency, 1e-6);
   set(nic_latency_us, "--nic-latency-us", t.nic_latency, 1e-6);
-  set(peak_tflops, "--peak-tflops", t.peak_flops, 1e12);
-  set(hbm_tbps, "--hbm-tbps", t.hbm_bw, 1e12);
-  set(kernel_launch_us, "--kernel-launch-us", t.kernel_launch, 1e-6);
+  set(peak_tflops, "--peak-tflops", t.compute.peak_flops, 1e12);
+  set(hbm_tbps, "--hbm-tbps", t.compute.hbm_bw, 1e12);
+  set(kernel_launch_us, "--kernel-launch-us", t.compute.kernel_launch, 1e-6);
   t.link_sharing = parse_link_sharing(link_sharing, "--link-sharing");
+  return t;
+}
+
+Trace read_trace_warning(const std::string& path, bool skip_invalid) {
+  Trace t = read_trace(path, ReadOptions{skip_invalid});
+  if (!t.skipped_empty.empty()) {
+    std::fprintf(stderr, "zepp: warning: %s: skipped %zu empty file(s) (no tokens in them, nothing lost):\n", path.c_str(),
+                 t.skipped_empty.size());
+    for (const auto& f : t.skipped_empty) std::fprintf(stderr, "  %s\n", f.c_str());
+  }
+  if (!t.skipped_invalid.empty()) {
+    std::fprintf(stderr, "zepp: warning: %s: skipped %zu invalid file(s) (--skip-invalid):\n", path.c_str(),
+                 t.skipped_invalid.size());
+    for (const auto& e : t.skipped_invalid) std::fprintf(stderr, "  %s\n", e.c_str());
+  }
+  if (!t.repeated_runs.empty()) {
+    std::fprintf(stderr, "zepp: note: %s: %zu request(s) recorded more than once; each run is read as its own request:\n",
+                 path.c_str(), t.repeated_runs.size());
+    for (const auto& r : t.repeated_runs) std::fprintf(stderr, "  %s\n", r.c_str());
+  }
   return t;
 }
 
@@ -115,11 +142,16 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
   r.topo = f.cluster();
   check_cost(f, r.model, r.topo);
   if (!f.trace_path.empty()) {
-    r.trace = std::make_unique<Trace>(read_trace(f.trace_path));
+    r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid));
     check_trace_matches_model(*r.trace, r.model);
   }
+  if (!f.history_path.empty()) {
+    require(!f.trace_path.empty(), "--history", "needs --trace (the evaluation trace) beside it");
+    r.history = std::make_unique<Trace>(read_trace_warning(f.history_path, f.skip_invalid));
+    check_trace_matches_model(*r.history, r.model);
+  }
   try {
-    r.workload = build_workload(r.trace.get(), r.model, r.topo, f.workload);
+    r.workload = build_workload(r.trace.get(), r.model, r.topo, f.workload, r.history.get());
   } catch (const ArgumentError& e) {
     rethrow_as_flag(e);
   }

@@ -15,6 +15,8 @@ namespace zepp::cli {
 
 struct WorkloadFlags {
   std::string trace_path;
+  std::string history_path;        // placement input apart from the evaluation trace (--history)
+  bool skip_invalid = false;       // --skip-invalid: skip malformed trace files, listing them
   std::string model = "";          // default: kimi-k2 without a trace; required with one
   std::string topology = "a100";
   int nodes = 4;
@@ -38,6 +40,7 @@ struct ResolvedWorkload {
   ModelShape model;
   Topology topo;
   std::unique_ptr<Trace> trace;
+  std::unique_ptr<Trace> history;  // with --history
   Workload workload;
 };
 // Throws ArgumentError naming --max-memory when the estimated cost of running f.strategies
@@ -52,5 +55,9 @@ ResolvedWorkload resolve(const WorkloadFlags& flags);
 // CLI11 check for counts and seeds: rejects negative values ('-1' would wrap for unsigned fields
 // or pick a default for --layer).
 std::string non_negative(const std::string& value);
+
+// read_trace, then a warning on stderr listing the files skipped (empty, or invalid with
+// --skip-invalid) and the requests a log recorded more than once.
+Trace read_trace_warning(const std::string& path, bool skip_invalid);
 
 }  // namespace zepp::cli

@@ -4,12 +4,16 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <numeric>
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
+#include "core/topology_file.hpp"
 #include "formats/formats.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
@@ -24,6 +28,9 @@ struct PlaceFlags {
   std::string policy = "zepp";
   std::string load_path;
   std::string trace_path, model;
+  std::string history_path;  // placement input; --trace then only evaluates the placement
+  std::string topology;  // preset or file: GPUs per node unless --gpus-per-node
+  bool skip_invalid = false;
   int nodes = 0, gpus_per_node = 0;
   int extra_slots = 2;  // R (DESIGN.md §3 default, paper §6.1)
   int groups = 0;       // EPLB expert groups; 0: one per node when it divides E
@@ -50,14 +57,15 @@ LoadProblem read_load_file(const std::string& path) {
 
 // Loads counted from a trace: per layer, selections per expert (token traces) or the load
 // tables' values summed over tables (load-only traces).
-LoadProblem problem_from_trace(const PlaceFlags& f) {
+LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require(!f.model.empty(), "--model", "is required with --trace");
   require(f.nodes >= 1, "--nodes", "must be >= 1 with --trace");
+  if (!f.topology.empty() && f.gpus_per_node == 0) f.gpus_per_node = cluster_topology(f.topology, f.nodes).gpus_per_node;
   require(f.gpus_per_node >= 1, "--gpus-per-node", "must be >= 1 with --trace");
   require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
   require(f.groups >= 0, "--groups", "must be >= 0");
   const ModelShape model = model_preset(f.model);
-  const Trace trace = read_trace(f.trace_path);
+  const Trace trace = read_trace_warning(path, f.skip_invalid);
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;
   Topology topo;
@@ -116,11 +124,35 @@ json nested(const std::vector<int64_t>& v, int rows, int cols) {
   return out;
 }
 
+// The placement (from --history) under the loads of --trace: per layer, the busiest GPU's load
+// over the mean, each expert's load split evenly over its replicas (null: layer not in --trace).
+json evaluate(const EplbResult& r, const LoadProblem& placed, const LoadProblem& eval, const std::string& path) {
+  json imbalance = json::array();
+  const int slots_per_gpu = r.replicas / placed.num_gpus;
+  for (int l = 0; l < r.layers; ++l) {
+    const auto at = std::find(eval.layer_ids.begin(), eval.layer_ids.end(), placed.layer_ids[l]);
+    if (at == eval.layer_ids.end()) {
+      imbalance.push_back(nullptr);
+      continue;
+    }
+    const std::vector<double>& w = eval.weight[size_t(at - eval.layer_ids.begin())];
+    std::vector<double> gpu(size_t(placed.num_gpus), 0.0);
+    for (int slot = 0; slot < r.replicas; ++slot) {
+      const int64_t e = r.phy2log[size_t(l) * r.replicas + slot];
+      gpu[size_t(slot / slots_per_gpu)] += w[size_t(e)] / double(r.logcnt[size_t(l) * r.experts + e]);
+    }
+    const double mean = std::accumulate(gpu.begin(), gpu.end(), 0.0) / double(gpu.size());
+    imbalance.push_back(mean > 0 ? *std::max_element(gpu.begin(), gpu.end()) / mean : 1.0);
+  }
+  return {{"trace", path}, {"imbalance", imbalance}};
+}
+
 void run(const PlaceFlags& f) {
   require(f.policy == "eplb" || f.policy == "zepp" || f.policy == "contiguous", "--policy",
           "expected eplb, zepp or contiguous, got '" + f.policy + "'");
-  require(f.load_path.empty() != f.trace_path.empty(), "--load", "give exactly one of --load FILE or --trace PATH");
-  const LoadProblem p = f.load_path.empty() ? problem_from_trace(f) : read_load_file(f.load_path);
+  const std::string source = f.history_path.empty() ? f.trace_path : f.history_path;
+  require(f.load_path.empty() != source.empty(), "--load", "give exactly one of --load FILE or --trace/--history PATH");
+  const LoadProblem p = f.load_path.empty() ? problem_from_trace(f, source) : read_load_file(f.load_path);
   require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
   EplbResult r;
   try {
@@ -149,6 +181,7 @@ void run(const PlaceFlags& f) {
               {"log2phy", std::move(log2phy)},
               {"logcnt", nested(r.logcnt, r.layers, r.experts)}};
   if (!p.layer_ids.empty()) out["layers"] = p.layer_ids;
+  if (!f.history_path.empty() && !f.trace_path.empty()) out["evaluation"] = evaluate(r, p, problem_from_trace(f, f.trace_path), f.trace_path);
   std::fputs((out.dump() + "\n").c_str(), stdout);
 }
 
@@ -166,9 +199,14 @@ void add_place(CLI::App& app) {
                   "JSON load file {\"weight\": [[...] per layer], \"num_replicas\", \"num_groups\", \"num_nodes\", "
                   "\"num_gpus\"} (EPLB README form); zepp uses num_replicas / num_gpus slots per GPU");
   cmd->add_option("--trace", f->trace_path, "Trace file or folder: loads counted per layer (instead of --load)");
+  cmd->add_option("--history", f->history_path,
+                  "Place from this trace instead; --trace then evaluates the placement (\"evaluation\": per-layer "
+                  "imbalance = busiest GPU's load / mean)");
   cmd->add_option("--model", f->model, "Model preset of the trace (with --trace)");
+  cmd->add_flag("--skip-invalid", f->skip_invalid, "Skip malformed trace files (each listed with its error) instead of stopping");
   cmd->add_option("--nodes", f->nodes, "Nodes (with --trace)");
-  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --trace)");
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --trace; default: the --topology's)");
+  cmd->add_option("--topology", f->topology, "Cluster preset or topology file (docs/topology.md): its GPUs per node (with --trace)");
   cmd->add_option("--extra-slots", f->extra_slots, "R: extra slots per GPU beyond ceil(E / G) (with --trace)")
       ->capture_default_str();
   cmd->add_option("--groups", f->groups, "EPLB expert groups (with --trace; 0: one per node when it divides E)")

@@ -42,7 +42,9 @@ int run_layers(const WorkloadFlags& w, const std::string& layers, const std::vec
   require(!w.trace_path.empty(), "--trace", "--layers runs the MoE layers of a trace; name one");
   const ModelShape model = w.model_shape();
   const Topology topo = w.cluster();
-  const Trace trace = read_trace(w.trace_path);
+  require(w.history_path.empty(), "--history",
+          "is not used with --layers (each layer's history is the first requests of --trace)");
+  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
   check_trace_matches_model(trace, model);
   std::vector<int> ids = parse_layers(layers);
   if (ids.empty()) ids = trace.layer_ids();

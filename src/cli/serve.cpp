@@ -58,7 +58,9 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   WorkloadFlags sized = w;
   sized.strategies = int(systems.size());
   check_cost(sized, model, topo);  // before reading the trace
-  const Trace trace = read_trace(w.trace_path);
+  require(w.history_path.empty(), "--history",
+          "is not used with --iterations (its history is the first requests of each dataset of --trace)");
+  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
   DriftOptions d;
   d.layer = w.workload.layer;
   d.size_mb = w.workload.size_mb;

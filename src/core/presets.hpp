@@ -8,13 +8,30 @@
 
 namespace zepp {
 
-// Model shape by name: deepseek-v2-lite, llama4-maverick, mixtral-8x7b, qwen3-30b-a3b,
-// qwen3-235b-a22b, kimi-k2, deepseek-v3. Throws ArgumentError("model: ...") listing the names.
+// A model preset and where its numbers come from.
+struct ModelPreset {
+  ModelShape shape;
+  std::string source;
+};
+
+// Model shape by name (model_preset_names(); `zepp presets` prints them with their sources).
+// Throws ArgumentError("model: ...") listing the names.
 ModelShape model_preset(const std::string& name);
 std::vector<std::string> model_preset_names();
+std::vector<ModelPreset> model_presets();
 
-// Topology by name (a100, h100; DESIGN.md §3) with the given node count. Throws ArgumentError.
+// A cluster preset (node count 1) and where its numbers come from.
+struct TopologyPreset {
+  Topology topo;
+  std::string source;
+};
+
+// Topology by name with the given node count: the paper's a100 and h100 (4 GPUs per node,
+// NVLink per GPU pair; DESIGN.md §3) and the vendor systems dgx-a100, dgx-h100, dgx-h200,
+// dgx-b200 (8 GPUs per node behind NVSwitch) and gb200-nvl72 (72). Throws ArgumentError.
+// Topology files (docs/topology.md): core/topology_file.hpp.
 Topology topology_preset(const std::string& name, int nodes);
 std::vector<std::string> topology_preset_names();
+std::vector<TopologyPreset> topology_presets();
 
 }  // namespace zepp

@@ -12,9 +12,9 @@ namespace zepp {
 inline double expert_compute_time(int64_t tokens, const ModelShape& m, const Topology& t) {
   if (tokens <= 0) return 0.0;
   const double flops = 6.0 * double(tokens) * m.hidden * m.ffn;
-  const double flop_time = flops / t.peak_flops;
-  const double mem_time = m.expert_weight_bytes() / t.hbm_bw;
-  return (flop_time > mem_time ? flop_time : mem_time) + t.kernel_launch;
+  const double flop_time = flops / t.compute.peak_flops;
+  const double mem_time = m.expert_weight_bytes() / t.compute.hbm_bw;
+  return (flop_time > mem_time ? flop_time : mem_time) + t.compute.kernel_launch;
 }
 
 }  // namespace zepp

@@ -17,19 +17,34 @@ const char* to_string(LinkSharing s);
 // "fair" or "serial"; ArgumentError naming `what` otherwise.
 LinkSharing parse_link_sharing(const std::string& name, const std::string& what);
 
+// How one GPU computes an expert's FFN (core/roofline.hpp): the roofline of its dense BF16
+// tensor-core peak and its HBM bandwidth, plus a fixed cost per GEMM launch. One struct so
+// other compute models (e.g. one measured on the machine) can sit beside it.
+struct ComputeModel {
+  double peak_flops = 0;       // FLOP/s, dense BF16 tensor-core peak
+  double hbm_bw = 0;           // bytes/second, HBM bandwidth
+  double kernel_launch = 0;    // seconds, fixed cost of one expert GEMM launch
+};
+
+// How the GPUs of one node reach each other over NVLink.
+enum class NvlinkModel {
+  PerPair,  // a dedicated link per ordered GPU pair, nvlink_bw each (paper §6.1's 4-GPU nodes)
+  Switch,   // NVSwitch: one port per GPU per direction, nvlink_bw, shared by all its flows
+};
+
 // A cluster: N nodes of G GPUs, each GPU with its own NIC (paper §6.1). Bandwidths in
-// bytes/second per direction, latencies in seconds, compute in FLOP/s.
+// bytes/second per direction, latencies in seconds. Presets in core/presets.hpp, files in
+// core/topology_file.hpp (format: docs/topology.md).
 struct Topology {
   std::string name;
   int nodes = 1;
   int gpus_per_node = 1;
-  double nvlink_bw = 0;        // per GPU pair, per direction
+  NvlinkModel nvlink_model = NvlinkModel::PerPair;
+  double nvlink_bw = 0;        // per GPU pair (PerPair) or per GPU switch port (Switch), per direction
   double nvlink_latency = 0;   // per message
   double nic_bw = 0;           // per GPU NIC, per direction
   double nic_latency = 0;      // per message (RDMA put)
-  double peak_flops = 0;       // dense BF16 tensor-core peak
-  double hbm_bw = 0;           // HBM bandwidth
-  double kernel_launch = 0;    // fixed cost of one expert GEMM launch
+  ComputeModel compute;
   LinkSharing link_sharing = LinkSharing::Fair;  // sim executor's link model
 
   int num_gpus() const { return nodes * gpus_per_node; }

@@ -20,7 +20,7 @@ std::vector<double> pair_bytes(const Routing& routing, const Placement& placemen
 // Time for one all-to-allv phase given who sends what to whom (bytes[src * G + dst]).
 double phase_time(const std::vector<double>& bytes, const Topology& t, std::vector<GpuStats>* stats) {
   const int G = t.num_gpus();
-  std::vector<double> nic_out(G, 0), nic_in(G, 0), nvl_peer_max(G, 0);
+  std::vector<double> nic_out(G, 0), nic_in(G, 0), nvl_peer_max(G, 0), nvl_out(G, 0), nvl_in(G, 0);
   std::vector<int> nic_msgs(G, 0), nvl_msgs(G, 0);
   for (int s = 0; s < G; ++s)
     for (int d = 0; d < G; ++d) {
@@ -32,6 +32,8 @@ double phase_time(const std::vector<double>& bytes, const Topology& t, std::vect
         ++nic_msgs[s];
       } else {
         nvl_peer_max[s] = std::max(nvl_peer_max[s], b);
+        nvl_out[s] += b;
+        nvl_in[d] += b;
         ++nvl_msgs[s];
         if (stats) (*stats)[s].nvlink_out_bytes += b;
       }
@@ -39,7 +41,10 @@ double phase_time(const std::vector<double>& bytes, const Topology& t, std::vect
   double worst = 0;
   for (int g = 0; g < G; ++g) {
     const double nic = std::max(nic_out[g], nic_in[g]) / t.nic_bw + nic_msgs[g] * t.nic_latency;
-    const double nvl = nvl_peer_max[g] / t.nvlink_bw + (nvl_msgs[g] ? t.nvlink_latency : 0.0);
+    // Per-pair links carry one peer each; an NVSwitch port carries all of the GPU's peers.
+    const double nvl_bytes =
+        t.nvlink_model == NvlinkModel::Switch ? std::max(nvl_out[g], nvl_in[g]) : nvl_peer_max[g];
+    const double nvl = nvl_bytes / t.nvlink_bw + (nvl_msgs[g] ? t.nvlink_latency : 0.0);
     worst = std::max(worst, std::max(nic, nvl));
     if (stats) {
       (*stats)[g].nic_out_bytes += nic_out[g];

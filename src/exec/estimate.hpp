@@ -11,7 +11,8 @@ namespace zepp {
 // Every (token, k) pair travels separately from its source GPU to the GPU of its slot
 // (dispatch) and its output comes back the same way (combine), token_bytes each way.
 // A GPU's phase time is the largest of: NIC egress bytes / nic_bw, NIC ingress bytes / nic_bw,
-// and each NVLink peer's bytes / nvlink_bw, plus one per-message latency per destination GPU
+// and each NVLink peer's bytes / nvlink_bw (on an NVSwitch node, NvlinkModel::Switch: the
+// GPU's NVLink egress or ingress bytes, whichever is larger, / nvlink_bw), plus one per-message latency per destination GPU
 // reached on that link class. Compute is the sum of expert_compute_time over the GPU's slots
 // (src/core/roofline.hpp). latency_s = max dispatch + max compute + max combine.
 // Requires routing.counts to match the batch and placement (ArgumentError otherwise).

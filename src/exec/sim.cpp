@@ -23,10 +23,10 @@ void check(const CommPlan& plan, const Topology& topo) {
           "has " + std::to_string(topo.nodes) + " x " + std::to_string(topo.gpus_per_node) +
               " GPUs, the plan was built for " + std::to_string(plan.nodes) + " x " + std::to_string(plan.gpus_per_node));
   for (const auto& [value, name] : {std::pair{topo.nvlink_bw, "nvlink_bw"}, {topo.nic_bw, "nic_bw"},
-                                    {topo.peak_flops, "peak_flops"}, {topo.hbm_bw, "hbm_bw"}})
+                                    {topo.compute.peak_flops, "peak_flops"}, {topo.compute.hbm_bw, "hbm_bw"}})
     require(value > 0 && std::isfinite(value), "topo", std::string(name) + " must be positive");
   for (const auto& [value, name] : {std::pair{topo.nvlink_latency, "nvlink_latency"}, {topo.nic_latency, "nic_latency"},
-                                    {topo.kernel_launch, "kernel_launch"}})
+                                    {topo.compute.kernel_launch, "kernel_launch"}})
     require(value >= 0 && std::isfinite(value), "topo", std::string(name) + " must be >= 0");
   const int n = plan.num_gpus;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {

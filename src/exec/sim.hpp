@@ -2,7 +2,8 @@
 // §4) and reports what happened (exec/result.hpp).
 //
 // Cluster: one host per GPU; one NVLink link per ordered GPU pair inside a node (nvlink_bw,
-// nvlink_latency); per GPU one NIC egress and one NIC ingress link (nic_bw; the put's
+// nvlink_latency), or on an NVSwitch node one NVLink egress and one ingress port per GPU shared
+// by all of its flows (NvlinkModel::Switch); per GPU one NIC egress and one NIC ingress link (nic_bw; the put's
 // nic_latency sits on the egress link). An inter-node transfer crosses the sender's egress
 // and the receiver's ingress link. Flows share links max-min fairly (`network/model:CM02`,
 // `network/crosstraffic:0`: no correction factors, 1 GB over 1 GB/s takes 1 s).

@@ -31,35 +31,47 @@ double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& 
   switch (t.kind) {
     case TaskKind::Compute: return expert_compute_time(int64_t(t.pairs.size()), plan.model, topo);
     case TaskKind::PreReduce:
-    case TaskKind::FinalReduce: return t.bytes / topo.hbm_bw;
+    case TaskKind::FinalReduce: return t.bytes / topo.compute.hbm_bw;
     default: return 0.0;
   }
 }
 
 namespace {
 
+// One host per GPU. NVLink: a link per ordered GPU pair (NvlinkModel::PerPair), or on an
+// NVSwitch node (NvlinkModel::Switch) one egress and one ingress port per GPU, each nvlink_bw,
+// so every flow leaving (entering) a GPU shares its port; the switch itself is non-blocking.
+// NICs: one egress and one ingress link per GPU; an inter-node flow crosses the sender's egress
+// and the receiver's ingress. Latencies sit on the sending side's link.
 std::vector<sg4::Host*> build_platform(const Topology& topo) {
   const int n = topo.num_gpus();
+  const bool nvswitch = topo.nvlink_model == NvlinkModel::Switch;
   auto* zone = sg4::create_full_zone("cluster");
   std::vector<sg4::Host*> hosts(n);
-  std::vector<sg4::Link*> nic_out(n), nic_in(n);
+  std::vector<sg4::Link*> nic_out(n), nic_in(n), nvl_out(nvswitch ? n : 0), nvl_in(nvswitch ? n : 0);
   for (int g = 0; g < n; ++g) {
     const std::string id = std::to_string(g);
     hosts[g] = zone->create_host("gpu" + id, kSpeed)->seal();
     nic_out[g] = zone->create_link("nic-out" + id, topo.nic_bw)->set_latency(topo.nic_latency)->seal();
     nic_in[g] = zone->create_link("nic-in" + id, topo.nic_bw)->seal();
+    if (nvswitch) {
+      nvl_out[g] = zone->create_link("nvswitch-out" + id, topo.nvlink_bw)->set_latency(topo.nvlink_latency)->seal();
+      nvl_in[g] = zone->create_link("nvswitch-in" + id, topo.nvlink_bw)->seal();
+    }
   }
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       if (a == b) continue;
       std::vector<sg4::LinkInRoute> route;
-      if (topo.node_of(a) == topo.node_of(b)) {
+      if (topo.node_of(a) != topo.node_of(b)) {
+        route = {sg4::LinkInRoute(nic_out[a]), sg4::LinkInRoute(nic_in[b])};
+      } else if (nvswitch) {
+        route = {sg4::LinkInRoute(nvl_out[a]), sg4::LinkInRoute(nvl_in[b])};
+      } else {
         auto* nvlink = zone->create_link("nvlink" + std::to_string(a) + "-" + std::to_string(b), topo.nvlink_bw)
                            ->set_latency(topo.nvlink_latency)
                            ->seal();
         route = {sg4::LinkInRoute(nvlink)};
-      } else {
-        route = {sg4::LinkInRoute(nic_out[a]), sg4::LinkInRoute(nic_in[b])};
       }
       zone->add_route(hosts[a]->get_netpoint(), hosts[b]->get_netpoint(), nullptr, nullptr, route, false);
     }

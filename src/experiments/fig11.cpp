@@ -90,7 +90,7 @@ std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces
   const ModelShape model = model_preset(spec.model);
   const model::DenseShape dense = model::dense_shape(spec.model);
   Topology topo = topology_preset(spec.topology, spec.nodes);
-  topo.hbm_bw = spec.hbm_bw;
+  topo.compute.hbm_bw = spec.hbm_bw;
   const Trace trace = read_trace(traces_dir + "/" + spec.trace);
   check_trace_matches_model(trace, model);
   StrategyOptions o = opt;

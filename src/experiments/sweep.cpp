@@ -20,6 +20,7 @@
 
 #include "core/error.hpp"
 #include "core/presets.hpp"
+#include "core/topology_file.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/results_csv.hpp"
 #include "trace/trace.hpp"
@@ -41,7 +42,7 @@ struct Config {
 // All strategies on one configuration; returns its CSV lines.
 std::string run_config(const Config& c, const SweepSpec& spec, const SweepOptions& opt) {
   const ModelShape model = model_preset(c.workload->model);
-  Topology topo = topology_preset(c.topology, c.nodes);
+  Topology topo = cluster_topology(c.topology, c.nodes);
   topo.link_sharing = opt.link_sharing;
   WorkloadOptions wo;
   wo.layer = c.trace ? c.workload->layer : -1;

@@ -15,11 +15,11 @@ std::vector<StageRow> skeleton(const MoeRun& moe, const ModelShape& m, const Den
                                const StepShape& s, bool all_layers) {
   const std::vector<Op> ends = step_ops(m, d, s, t);  // embedding, final_norm, lm_head
   std::vector<StageRow> rows;
-  rows.push_back({"embedding", -1, ends[0].time_s, 0, t.kernel_launch});
+  rows.push_back({"embedding", -1, ends[0].time_s, 0, t.compute.kernel_launch});
   auto add_layer = [&](int layer, bool is_moe) {
     const std::vector<Op> ops = layer_ops(m, d, s, t, is_moe);
     rows.push_back({is_moe ? "moe" : "dense", layer, total_time(ops), 0,
-                    t.kernel_launch * double(ops.size() + (is_moe ? kMoeKernels : 0))});
+                    t.compute.kernel_launch * double(ops.size() + (is_moe ? kMoeKernels : 0))});
   };
   if (all_layers) {
     require(int(moe.layers.size()) <= m.layers && (moe.layers.empty() || moe.layers.back() < m.layers), "layers",
@@ -28,7 +28,7 @@ std::vector<StageRow> skeleton(const MoeRun& moe, const ModelShape& m, const Den
   } else {
     for (int l : moe.layers) add_layer(l, true);
   }
-  rows.push_back({"lm_head", -1, ends[1].time_s + ends[2].time_s, 0, 2 * t.kernel_launch});
+  rows.push_back({"lm_head", -1, ends[1].time_s + ends[2].time_s, 0, 2 * t.compute.kernel_launch});
   return rows;
 }
 

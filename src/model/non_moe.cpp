@@ -28,7 +28,7 @@ void check(const ModelShape& m, const DenseShape& d, const StepShape& s) {
 }
 
 Op op(std::string name, double flops, double bytes, const Topology& t) {
-  const double time = std::max(flops / t.peak_flops, bytes / t.hbm_bw) + t.kernel_launch;
+  const double time = std::max(flops / t.compute.peak_flops, bytes / t.compute.hbm_bw) + t.compute.kernel_launch;
   return {std::move(name), flops, bytes, time};
 }
 

@@ -56,6 +56,25 @@ std::vector<DenseShape> shapes() {
       {"kimi-k2", mla(64, 128, 64, 128, 512, 1536), 18432, 2048, 163840},
       // deepseek-ai/DeepSeek-V3: 128 heads, MLA as Kimi-K2, 3 dense layers (18432), 1 shared x 2048.
       {"deepseek-v3", mla(128, 128, 64, 128, 512, 1536), 18432, 2048, 129280},
+      // deepseek-ai/DeepSeek-R1: DeepSeek-V3's architecture.
+      {"deepseek-r1", mla(128, 128, 64, 128, 512, 1536), 18432, 2048, 129280},
+      // meta-llama/Llama-4-Scout-17B-16E: 40 heads, 8 KV heads, head_dim 128; every layer MoE;
+      // one shared expert of intermediate_size 8192.
+      {"llama4-scout", gqa(40, 8, 128), 0, 8192, 202048},
+      // mistralai/Mixtral-8x22B-v0.1: 48 heads, 8 KV heads, head_dim 128; no dense layer or shared expert.
+      {"mixtral-8x22b", gqa(48, 8, 128), 0, 0, 32000},
+      // Qwen/Qwen1.5-MoE-A2.7B: 16 heads, 16 KV heads, head_dim 128; shared_expert_intermediate_size 5632.
+      {"qwen1.5-moe-a2.7b", gqa(16, 16, 128), 0, 5632, 151936},
+      // openai/gpt-oss-20b and -120b: 64 heads, 8 KV heads, head_dim 64; no shared expert.
+      {"gpt-oss-20b", gqa(64, 8, 64), 0, 0, 201088},
+      {"gpt-oss-120b", gqa(64, 8, 64), 0, 0, 201088},
+      // databricks/dbrx-base: 48 heads, attn_config kv_n_heads 8, head_dim 6144 / 48 = 128.
+      {"dbrx", gqa(48, 8, 128), 0, 0, 100352},
+      // allenai/OLMoE-1B-7B-0924: 16 heads, 16 KV heads, head_dim 128.
+      {"olmoe-1b-7b", gqa(16, 16, 128), 0, 0, 50304},
+      // zai-org/GLM-4.5: 96 heads, 8 KV heads, head_dim 128; first 3 layers dense
+      // (intermediate_size 12288); 1 shared expert x 1536.
+      {"glm-4.5", gqa(96, 8, 128), 12288, 1536, 151552},
   };
 }
 

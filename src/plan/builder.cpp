@@ -151,7 +151,7 @@ void Builder::add_compute_groups() {
   // merged until a group reaches the ridge; a short tail joins the group before it. Without
   // overlap one group per slot. Pairs are visited in ascending order, so lists stay sorted.
   const int S = placement_.num_slots();
-  const double ridge = plan_.model.bytes_per_elem * topo_.peak_flops / (2.0 * topo_.hbm_bw);
+  const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
   std::vector<int64_t> count(size_t(S) * N_, 0);  // [slot][source node] pairs
   for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p)
     ++count[size_t(routing_.slot_of_pair[p]) * N_ + node_of(src_gpu_of_token_[p / K_])];

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/topology_file.hpp"
+
 namespace zepp {
 namespace {
 
@@ -50,7 +52,8 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
                   {"nodes", t.nodes},
                   {"gpus_per_node", t.gpus_per_node},
                   {"executor", executor},
-                  {"link_sharing", to_string(t.link_sharing)}};
+                  {"link_sharing", to_string(t.link_sharing)},
+                  {"links", describe_links(t)}};
   return j;
 }
 
@@ -61,8 +64,9 @@ std::string summary_table(const nlohmann::json& s) {
                                 w["description"].get<std::string>(), w["model"].get<std::string>(),
                                 w["num_experts"].get<int>(), w["top_k"].get<int>(), w["hidden"].get<int>(),
                                 w["ffn"].get<int>(), w["tokens_per_gpu"].get<long>());
-  out += fmt::format("cluster: {} x {} GPUs ({}), executor {}{}\n\n", c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
-                     c["topology"].get<std::string>(), c["executor"].get<std::string>(),
+  out += fmt::format("cluster: {} x {} GPUs ({}: {}), executor {}{}\n\n", c["nodes"].get<int>(),
+                     c["gpus_per_node"].get<int>(), c["topology"].get<std::string>(), c["links"].get<std::string>(),
+                     c["executor"].get<std::string>(),
                      c["executor"] == "sim" ? ", " + c["link_sharing"].get<std::string>() + " link sharing" : "");
   out += fmt::format("{:<10} {:>12} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
                      "latency(us)", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB", "hidden",

@@ -31,6 +31,7 @@ std::vector<int> request_datasets(const Trace& t, int groups, std::vector<std::s
   if (names.size() >= 2) return ds;
   names.clear();
   const size_t n = t.requests.size();
+  groups = int(std::min<size_t>(size_t(groups), std::max<size_t>(n, 1)));  // no group without requests
   for (int g = 0; g < groups; ++g) names.push_back("group" + std::to_string(g + 1));
   for (size_t r = 0; r < n; ++r) ds[r] = int(r * size_t(groups) / n);
   return ds;
@@ -71,26 +72,46 @@ DriftWorkload::DriftWorkload(const Trace& trace, const ModelShape& model, const 
   if (trace.has_tokens()) {
     layer_ = opt.layer < 0 ? trace.layer_ids().front() : opt.layer;
     require(trace.layers.count(layer_) == 1, "layer", "layer " + std::to_string(layer_) + " is not in the trace");
-    const std::vector<int> ds = request_datasets(trace, opt.groups, names_);
+    std::vector<int> ds = request_datasets(trace, opt.groups, names_);
+    const LayerTrace& L = trace.layers.at(layer_);
+    std::vector<int64_t> tokens_in(names_.size(), 0);
+    for (int64_t t = 0; t < L.num_tokens(); ++t) ++tokens_in[ds[L.request[t]]];
+    // Mode none serves all datasets as one stream: when a dataset is too small to split into
+    // history and evaluation, split the whole trace as one dataset instead.
+    if (opt.mode == DriftMode::None &&
+        std::any_of(tokens_in.begin(), tokens_in.end(), [](int64_t n) { return n < 2; })) {
+      std::fill(ds.begin(), ds.end(), 0);
+      names_ = {"all"};
+      tokens_in = {L.num_tokens()};
+    }
     const size_t D = names_.size();
     std::vector<int> rank(ds.size()), size(D, 0);  // request's rank within its dataset
     for (size_t r = 0; r < ds.size(); ++r) rank[r] = size[ds[r]]++;
     history.assign(D, std::vector<double>(E_, 0.0));
     eval_tokens_.assign(D, {});
-    const LayerTrace& L = trace.layers.at(layer_);
+    std::vector<std::vector<int64_t>> history_tokens(D);
     for (int64_t t = 0; t < L.num_tokens(); ++t) {
       const int r = L.request[t], d = ds[r];
-      if (rank[r] < int(std::floor(size[d] * opt.history_fraction))) {
-        for (int k = 0; k < K_; ++k) history[d][L.expert_ids[t * K_ + k]] += 1;
-      } else {
-        eval_tokens_[d].push_back(t);
-      }
+      if (rank[r] < int(std::floor(size[d] * opt.history_fraction))) history_tokens[d].push_back(t);
+      else eval_tokens_[d].push_back(t);
     }
     for (size_t d = 0; d < D; ++d) {
-      require(!eval_tokens_[d].empty(), "history_fraction",
-              "dataset " + names_[d] + " has no evaluation tokens in layer " + std::to_string(layer_));
-      require(std::accumulate(history[d].begin(), history[d].end(), 0.0) > 0, "history_fraction",
-              "dataset " + names_[d] + " has no history tokens in layer " + std::to_string(layer_));
+      require(tokens_in[d] >= 2, "trace",
+              "dataset " + names_[d] + " has " + std::to_string(tokens_in[d]) + " tokens in layer " +
+                  std::to_string(layer_) + "; history and evaluation need at least 2");
+      if (history_tokens[d].empty() || eval_tokens_[d].empty()) {
+        // Too few requests to split (e.g. one): split the dataset's tokens in source order.
+        std::vector<int64_t> all = history_tokens[d];
+        all.insert(all.end(), eval_tokens_[d].begin(), eval_tokens_[d].end());
+        std::sort(all.begin(), all.end());
+        const int64_t n = int64_t(all.size());
+        const int64_t cut = std::clamp<int64_t>(int64_t(std::floor(double(n) * opt.history_fraction)), 1, n - 1);
+        history_tokens[d].assign(all.begin(), all.begin() + cut);
+        eval_tokens_[d].assign(all.begin() + cut, all.end());
+        split_by_tokens_.push_back(names_[d]);
+      }
+      for (int64_t t : history_tokens[d])
+        for (int k = 0; k < K_; ++k) history[d][L.expert_ids[t * K_ + k]] += 1;
     }
   } else {
     layer_ = opt.layer < 0 ? trace.loads.front().per_layer.begin()->first : opt.layer;
@@ -143,7 +164,8 @@ std::string DriftWorkload::description() const {
   const char* mode = opt_.mode == DriftMode::None ? "none" : opt_.mode == DriftMode::Only ? "only" : "rotating";
   return trace_.path + " layer " + std::to_string(layer_) + ", drift " + mode +
          (opt_.mode == DriftMode::None ? "" : " (" + opt_.dataset + ")") + ", datasets " + join(names_) + ", " +
-         std::to_string(tokens_per_gpu_) + " tokens/GPU per iteration";
+         std::to_string(tokens_per_gpu_) + " tokens/GPU per iteration" +
+         (split_by_tokens_.empty() ? "" : "; too few requests, history/evaluation split by tokens in " + join(split_by_tokens_));
 }
 
 int DriftWorkload::dataset_index(int iteration) const {

@@ -8,7 +8,9 @@
 // ("arc/English", "arc/Hebrew", ...).
 //
 // History and evaluation. Token traces: the first `history_fraction` of each dataset's requests
-// (in source order) are history, the rest evaluation; an iteration takes the next
+// (in source order) are history, the rest evaluation (a dataset whose requests are too few for
+// that, e.g. one, is split by its tokens instead; in mode none, when a dataset has fewer than
+// two tokens, the whole trace is split as one dataset "all"); an iteration takes the next
 // tokens_per_gpu * G evaluation tokens of its dataset in order (GPU i gets the i-th run of
 // tokens_per_gpu consecutive tokens) and wraps to the start of that dataset's evaluation tokens
 // when they run out (`wrapped` counts such restarts). Load traces have no order: history is the
@@ -75,6 +77,7 @@ class DriftWorkload {
   int G_, E_, K_, layer_ = 0;
   int64_t tokens_per_gpu_ = 0;
   std::vector<std::string> names_;
+  std::vector<std::string> split_by_tokens_;        // datasets whose requests were too few to split
   std::vector<double> history_;
   std::vector<std::vector<int64_t>> eval_tokens_;  // token traces: [dataset] token indices in order
   std::vector<std::vector<double>> tables_;         // load traces: [dataset] per-expert load

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/presets.hpp"
+#include "core/topology_file.hpp"
 #include "exec/sim.hpp"
 #include "serving/serve.hpp"
 
@@ -39,7 +40,7 @@ std::vector<DriftCase> fig12_cases() {
 
 std::vector<DriftResult> run_drift_experiment(const std::vector<DriftCase>& cases, const DriftExperimentOptions& opt) {
   require(!opt.systems.empty(), "systems", "names no system");
-  Topology topo = topology_preset(opt.topology, opt.nodes);
+  Topology topo = cluster_topology(opt.topology, opt.nodes);
   topo.link_sharing = opt.link_sharing;
   const PlanExecutor sim = [](const CommPlan& plan, const Topology& t, bool timeline) {
     return simulate_plan(plan, t, timeline);

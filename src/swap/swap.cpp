@@ -117,8 +117,8 @@ std::vector<double> expert_demand(const RoutingBatch& batch) {
 }
 
 SwapCosts swap_costs(const ModelShape& model, const Topology& topo) {
-  require(topo.peak_flops > 0 && topo.nvlink_bw > 0, "topo", "peak_flops and nvlink_bw must be positive");
-  return {6.0 * model.hidden * model.ffn / topo.peak_flops, model.expert_weight_bytes() / topo.nvlink_bw};
+  require(topo.compute.peak_flops > 0 && topo.nvlink_bw > 0, "topo", "peak_flops and nvlink_bw must be positive");
+  return {6.0 * model.hidden * model.ffn / topo.compute.peak_flops, model.expert_weight_bytes() / topo.nvlink_bw};
 }
 
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,

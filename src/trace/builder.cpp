@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "core/gate.hpp"
@@ -81,6 +82,58 @@ void TraceBuilder::set_load_columns(int num_experts, const SourcePos& at) {
     fail(at, "expected " + std::to_string(out_.num_experts) + " expert columns (as at " + columns_seen_ + "), got " +
                  std::to_string(num_experts));
   }
+}
+
+TraceBuilder::Checkpoint TraceBuilder::checkpoint() const {
+  Checkpoint c;
+  c.requests = out_.requests.size();
+  c.repeated_runs = out_.repeated_runs.size();
+  c.loads = out_.loads.size();
+  for (const auto& [layer, lt] : out_.layers) c.layer_tokens[layer] = lt.num_tokens();
+  for (const auto& [layer, where] : first_seen_) c.seen_layers.push_back(layer);
+  for (const LoadTable& t : out_.loads) {
+    c.table_layers.emplace_back();
+    for (const auto& [layer, row] : t.per_layer) c.table_layers.back().push_back(layer);
+  }
+  c.columns_seen = columns_seen_;
+  c.num_experts = out_.num_experts;
+  return c;
+}
+
+void TraceBuilder::rollback(const Checkpoint& c) {
+  out_.requests.resize(c.requests);
+  out_.repeated_runs.resize(c.repeated_runs);
+  for (auto it = out_.layers.begin(); it != out_.layers.end();) {
+    const auto kept = c.layer_tokens.find(it->first);
+    if (kept == c.layer_tokens.end()) {
+      it = out_.layers.erase(it);
+      continue;
+    }
+    LayerTrace& lt = it->second;
+    const size_t n = size_t(kept->second), pairs = n * size_t(lt.top_k);
+    lt.expert_ids.resize(pairs);
+    if (!lt.gate_weights.empty()) lt.gate_weights.resize(pairs);
+    lt.request.resize(n);
+    lt.step.resize(n);
+    ++it;
+  }
+  // Layers named by the dropped file only (touch_layer) are forgotten too.
+  for (auto it = first_seen_.begin(); it != first_seen_.end();) {
+    const bool kept = std::find(c.seen_layers.begin(), c.seen_layers.end(), it->first) != c.seen_layers.end();
+    it = kept ? std::next(it) : first_seen_.erase(it);
+  }
+  out_.loads.resize(c.loads);
+  for (auto it = table_index_.begin(); it != table_index_.end();)
+    it = it->second >= c.loads ? table_index_.erase(it) : std::next(it);
+  for (size_t t = 0; t < c.loads; ++t) {
+    auto& rows = out_.loads[t].per_layer;
+    for (auto it = rows.begin(); it != rows.end();) {
+      const auto& kept = c.table_layers[t];
+      it = std::find(kept.begin(), kept.end(), it->first) == kept.end() ? rows.erase(it) : std::next(it);
+    }
+  }
+  columns_seen_ = c.columns_seen;
+  out_.num_experts = c.num_experts;
 }
 
 void TraceBuilder::finish() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "trace/source_pos.hpp"
@@ -33,6 +34,22 @@ class TraceBuilder {
 
   // Load-only sources: every file must have the same number of expert columns.
   void set_load_columns(int num_experts, const SourcePos& at);
+
+  // A request that a log recorded again (read as a new request named `name`).
+  void note_repeated_run(const std::string& name) { out_.repeated_runs.push_back(name); }
+
+  // What has been added so far; rollback(c) removes everything added after checkpoint() gave c
+  // (read_trace's skip_invalid drops a malformed file's partial contents this way).
+  struct Checkpoint {
+    size_t requests = 0, repeated_runs = 0, loads = 0;
+    std::map<int, int64_t> layer_tokens;       // layer -> tokens it had
+    std::vector<int> seen_layers;              // layers named so far
+    std::vector<std::vector<int>> table_layers;  // per load table: its layers
+    std::string columns_seen;
+    int num_experts = 0;
+  };
+  Checkpoint checkpoint() const;
+  void rollback(const Checkpoint& c);
 
   // Final checks (no empty layer) and num_experts.
   void finish();

@@ -1,9 +1,9 @@
 // Qwen3 per-layer load CSV: header "Layer,Language,Expert_0,...,Expert_{E-1}"; each value is
 // the fraction of tokens that selected the expert (finite, >= 0). One LoadTable per
-// (dataset, language), named "<dataset>/<Language>", where dataset is the file name up to its
-// first '_' ("arc_en_he_500_avg_activation.csv" -> "arc").
+// (dataset, language), named "<dataset>/<Language>"; read_trace names the dataset by the file
+// name's dataset token ("arc_en_he_500_avg_activation.csv" -> "arc";
+// "moe_all_layers_analysis_copa_en_..." beside "moe_all_layers_analysis_arc_en_..." -> "copa").
 #include <cmath>
-#include <filesystem>
 #include <vector>
 
 #include "trace/csv_rows.hpp"
@@ -12,10 +12,8 @@
 
 namespace zepp::trace_detail {
 
-void read_load_csv(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
+void read_load_csv(const std::string& file, const simdjson::padded_string& text, const std::string& dataset,
                    TraceBuilder& b) {
-  const std::string stem = std::filesystem::path(rel).stem().string();
-  const std::string dataset = stem.substr(0, stem.find('_'));
   size_t columns = 0;
   size_t rows = 0;
   for_each_csv_row(file, std::string_view(text.data(), text.size()), [&](int64_t line, std::span<const std::string> f) {

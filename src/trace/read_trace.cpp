@@ -1,6 +1,9 @@
-// read_trace: list the files, detect their format from content, hand each to its reader.
+// read_trace: list the files (natural order), skip empty ones, detect each format from content,
+// hand each to its reader; with skip_invalid, drop a malformed file and go on.
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <system_error>
 
 #include "trace/builder.hpp"
@@ -17,6 +20,31 @@ struct TraceFile {
   std::string path;  // as opened, for messages
   std::string rel;   // relative to the given folder (or the file name), for request names
 };
+
+// Natural order: runs of digits compare as numbers ("prompt_2" before "prompt_10"), other
+// characters as bytes; names equal that way (e.g. "07" and "7") fall back to byte order.
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      size_t is = i, js = j;  // skip leading zeros
+      while (is + 1 < ie && a[is] == '0') ++is;
+      while (js + 1 < je && b[js] == '0') ++js;
+      if (ie - is != je - js) return ie - is < je - js;
+      if (const int c = a.compare(is, ie - is, b, js, je - js); c != 0) return c < 0;
+      i = ie, j = je;
+    } else {
+      if (a[i] != b[j]) return (unsigned char)a[i] < (unsigned char)b[j];
+      ++i, ++j;
+    }
+  }
+  if (i < a.size() || j < b.size()) return j < b.size();  // a ran out first: shorter first
+  return a < b;
+}
 
 std::vector<TraceFile> list_files(const std::string& path) {
   std::error_code ec;
@@ -36,49 +64,142 @@ std::vector<TraceFile> list_files(const std::string& path) {
   }
   if (ec) throw InputError(path + ": expected a readable folder, got: " + ec.message());
   if (files.empty()) throw InputError(path + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found none");
-  std::sort(files.begin(), files.end(), [](const TraceFile& a, const TraceFile& b) { return a.rel < b.rel; });
+  std::sort(files.begin(), files.end(), [](const TraceFile& a, const TraceFile& b) { return natural_less(a.rel, b.rel); });
   return files;
 }
 
-// Formats are told apart by their first bytes: '[' selection JSON, '{' JSON Lines, else the
-// CSV header's first fields.
-std::string detect_format(const std::string& file, std::string_view text) {
+// Load CSVs are named by their dataset token: the first '_'-separated token of the file name
+// in which the names differ ("moe_all_layers_analysis_copa_en_..." and "moe_all_layers_analysis_
+// arc_en_..." -> "copa", "arc"), or the first token when they share no prefix (or there is one).
+std::map<std::string, std::string> load_dataset_names(const std::vector<TraceFile>& files) {
+  std::vector<std::vector<std::string>> tokens;
+  for (const TraceFile& f : files) {
+    if (!f.rel.ends_with(".csv")) continue;
+    std::vector<std::string> t;
+    std::stringstream ss(fs::path(f.rel).stem().string());
+    for (std::string part; std::getline(ss, part, '_');) t.push_back(part);
+    tokens.push_back(t);
+  }
+  size_t shared = 0;  // leading tokens every name has in common
+  if (tokens.size() >= 2)
+    while (std::all_of(tokens.begin(), tokens.end(), [&](const auto& t) {
+      return shared + 1 < t.size() && t[shared] == tokens.front()[shared];
+    }))
+      ++shared;
+  std::map<std::string, std::string> names;
+  size_t i = 0;
+  for (const TraceFile& f : files) {
+    if (!f.rel.ends_with(".csv")) continue;
+    const auto& t = tokens[i++];
+    names[f.path] = t.empty() ? fs::path(f.rel).stem().string() : t[std::min(shared, t.size() - 1)];
+  }
+  return names;
+}
+
+bool blank(std::string_view text) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) throw InputError(file + ": expected trace data, got an empty file");
-  if (text[first] == '[') return "selection-json";
-  if (text[first] == '{') return "routing-jsonl";
-  if (text.starts_with("Layer ID,")) return "deepseek-csv";
-  if (text.starts_with("Layer,Language,")) return "load-csv";
-  throw InputError(file + ":1: expected a trace: a JSON list of steps ('['), JSON Lines records ('{'), or a CSV "
-                   "header starting \"Layer ID,\" or \"Layer,Language,\"");
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+struct Detected {
+  std::string format;
+  std::string why;  // what in the file chose the format, for error messages
+};
+
+// Formats are told apart by their first bytes: '[' selection JSON; '{' a JSON document with an
+// "expert_usage_by_layer" member (expert counts), else JSON Lines (vLLM's route log when the
+// first record has a "type" field); else the CSV header's first fields.
+Detected detect_format(const std::string& file, std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (text[first] == '[') return {"selection-json", "the file starts with '['"};
+  if (text[first] == '{') {
+    if (text.find("\"expert_usage_by_layer\"") != std::string_view::npos)
+      return {"expert-count-json", "the file starts with '{' and names \"expert_usage_by_layer\""};
+    const std::string_view line = text.substr(first, text.find('\n', first) - first);
+    if (line.find("\"type\"") != std::string_view::npos)
+      return {"vllm-route-jsonl", "the first record has a \"type\" field"};
+    return {"routing-jsonl", "the file starts with '{' and its first record has no \"type\" field"};
+  }
+  if (text.starts_with("Layer ID,")) return {"deepseek-csv", "the header starts \"Layer ID,\""};
+  if (text.starts_with("Layer,Language,")) return {"load-csv", "the header starts \"Layer,Language,\""};
+  throw InputError(file + ":1: expected a trace: a JSON list of steps ('['), JSON Lines records or an expert-count "
+                   "JSON object ('{'), or a CSV header starting \"Layer ID,\" or \"Layer,Language,\"");
+}
+
+void read_one(const TraceFile& f, const simdjson::padded_string& text, const std::string& format,
+              const std::string& dataset, TraceBuilder& builder) {
+  if (format == "selection-json") read_selection_json(f.path, text, f.rel, builder);
+  if (format == "deepseek-csv") read_deepseek_csv(f.path, text, f.rel, builder);
+  if (format == "routing-jsonl") read_routing_jsonl(f.path, text, f.rel, builder, false);
+  if (format == "vllm-route-jsonl") read_routing_jsonl(f.path, text, f.rel, builder, true);
+  if (format == "load-csv") read_load_csv(f.path, text, dataset, builder);
+  if (format == "expert-count-json") read_expert_count_json(f.path, text, f.rel, builder);
 }
 
 }  // namespace
 
-Trace read_trace(const std::string& path) {
+Trace read_trace(const std::string& path, const ReadOptions& options) {
   Trace trace;
   trace.path = path;
   TraceBuilder builder(trace);
   std::string first_file;
-  for (const TraceFile& f : list_files(path)) {
+  const std::vector<TraceFile> files = list_files(path);
+  const std::map<std::string, std::string> datasets = load_dataset_names(files);
+  for (const TraceFile& f : files) {
     simdjson::padded_string text;
     if (auto error = simdjson::padded_string::load(f.path).get(text))
       throw InputError(f.path + ": expected a readable file (" + simdjson::error_message(error) + ")");
-    const std::string format = detect_format(f.path, std::string_view(text.data(), text.size()));
-    if (trace.format.empty()) {
-      trace.format = format;
-      first_file = f.path;
-    } else if (format != trace.format) {
-      throw InputError(f.path + ": expected " + trace.format + " like " + first_file + ", got " + format);
+    const std::string_view view(text.data(), text.size());
+    if (blank(view)) {  // no tokens in it, nothing lost
+      trace.skipped_empty.push_back(f.path);
+      continue;
     }
-    if (format == "selection-json") read_selection_json(f.path, text, f.rel, builder);
-    if (format == "deepseek-csv") read_deepseek_csv(f.path, text, f.rel, builder);
-    if (format == "routing-jsonl") read_routing_jsonl(f.path, text, f.rel, builder);
-    if (format == "load-csv") read_load_csv(f.path, text, f.rel, builder);
+    const auto checkpoint = builder.checkpoint();
+    try {
+      const Detected d = detect_format(f.path, view);
+      if (trace.format.empty() || (options.skip_invalid && first_file.empty())) {
+        trace.format = d.format;
+      } else if (d.format != trace.format) {
+        throw InputError(f.path + ": expected " + trace.format + " like " + first_file + ", got " + d.format + " (" +
+                         d.why + ")");
+      }
+      try {
+        read_one(f, text, d.format, datasets.count(f.path) ? datasets.at(f.path) : "", builder);
+      } catch (const InputError& e) {
+        throw InputError(std::string(e.what()) + " [read as " + d.format + ": " + d.why + "]");
+      }
+      if (first_file.empty()) first_file = f.path;
+    } catch (const InputError& e) {
+      if (!options.skip_invalid) throw;
+      builder.rollback(checkpoint);
+      trace.skipped_invalid.push_back(e.what());
+    }
+  }
+  if (first_file.empty()) {
+    if (files.size() == 1 && trace.skipped_invalid.empty())
+      throw InputError(files[0].path + ": expected trace data, got an empty file");
+    throw InputError(path + ": expected trace data, got " + std::to_string(trace.skipped_empty.size()) +
+                     " empty and " + std::to_string(trace.skipped_invalid.size()) + " invalid files, none readable");
   }
   builder.finish();
   return trace;
+}
+
+std::string Trace::reading_notes() const {
+  std::vector<std::string> parts;
+  const auto count = [](size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  if (!skipped_empty.empty()) parts.push_back(count(skipped_empty.size(), "empty file", "empty files") + " skipped");
+  if (!skipped_invalid.empty())
+    parts.push_back(count(skipped_invalid.size(), "invalid file", "invalid files") + " skipped (--skip-invalid)");
+  if (!repeated_runs.empty())
+    parts.push_back(count(repeated_runs.size(), "request", "requests") +
+                    " recorded more than once, each run read as a separate request");
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : "; ") + p;
+  return s;
 }
 
 std::vector<int> Trace::layer_ids() const {

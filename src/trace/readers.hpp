@@ -16,11 +16,18 @@ void read_selection_json(const std::string& file, const simdjson::padded_string&
 // DeepSeek per-(token, layer) CSV: one request per file, all tokens prompt tokens (step 0).
 void read_deepseek_csv(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
                        TraceBuilder& b);
-// Mixtral JSON Lines routing log: one request per (dataset, problem_id), in order of first use.
+// JSON Lines routing log: Mixtral-style (one request per (dataset, problem_id) and run, in order
+// of first use) or, with `vllm`, vLLM's per-token route log (one request per req_id, a step per
+// forward pass).
 void read_routing_jsonl(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
-                        TraceBuilder& b);
-// Qwen3 per-layer load CSV: one LoadTable per (file dataset, language).
-void read_load_csv(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
+                        TraceBuilder& b, bool vllm);
+// Qwen3 per-layer load CSV: one LoadTable per (dataset, language); `dataset` named by read_trace
+// from the file names.
+void read_load_csv(const std::string& file, const simdjson::padded_string& text, const std::string& dataset,
                    TraceBuilder& b);
+// Per-layer expert-count JSON {"num_experts": E, "expert_usage_by_layer": {"<layer>": {"<expert>":
+// count}}}: one LoadTable named by the file (rel without extension); load-only.
+void read_expert_count_json(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
+                            TraceBuilder& b);
 
 }  // namespace zepp::trace_detail

@@ -71,7 +71,7 @@ double tokens_per_gpu(const ModelShape& model, double size_mb) {
 }
 
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
-                        const WorkloadOptions& opt) {
+                        const WorkloadOptions& opt, const Trace* history) {
   require(model.num_experts >= 1 && model.top_k >= 1 && model.top_k <= model.num_experts && model.hidden >= 1 &&
               model.bytes_per_elem >= 1,
           "model", model.name + " needs num_experts >= top_k >= 1, hidden >= 1 and bytes_per_elem >= 1");
@@ -82,8 +82,9 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
           "history_fraction", "expected a share in (0, 1), got " + std::to_string(opt.history_fraction));
   require(std::isfinite(opt.zipf) && opt.zipf >= 0, "zipf", "expected a finite exponent >= 0, got " + std::to_string(opt.zipf));
   require(opt.layer >= -1, "layer", "expected a layer index or -1 (first MoE layer), got " + std::to_string(opt.layer));
-  require(opt.dataset.empty() || (trace && !trace->loads.empty()), "dataset",
+  require(opt.dataset.empty() || (trace && !trace->loads.empty()) || (history && !history->loads.empty()), "dataset",
           "picks load tables, so it needs a load-only trace; got '" + opt.dataset + "'");
+  require(!history || trace, "history", "needs an evaluation trace (--trace) beside it");
 
   // Paper §6.1 / DESIGN.md §3: size in BF16 input activations per GPU, before top-k replication.
   const double tokens = tokens_per_gpu(model, opt.size_mb);
@@ -96,12 +97,28 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
 
   if (!trace) return checked(synthetic(target, opt.layer < 0 ? 0 : opt.layer, opt));
   check_trace_matches_model(*trace, model);
-  if (!trace->has_tokens()) return checked(from_load(*trace, target, opt));
-  const std::vector<int> layers = trace->layer_ids();
-  const int layer = opt.layer < 0 ? layers.front() : opt.layer;
-  require(trace->layers.count(layer), "layer",
-          "layer " + std::to_string(layer) + " is not in trace " + trace->path + "; layers present: " + joined(layers));
-  return checked(from_tokens(*trace, layer, target, opt));
+  if (history) check_trace_matches_model(*history, model);
+  Workload w;
+  if (!trace->has_tokens()) {
+    w = from_load(*trace, target, opt);
+    if (history) {
+      std::string what;
+      w.history_load = history_from(*history, w.layer, target, opt, what);
+      w.description += "; " + what;
+    }
+  } else {
+    const std::vector<int> layers = trace->layer_ids();
+    const int layer = opt.layer < 0 ? layers.front() : opt.layer;
+    require(trace->layers.count(layer), "layer",
+            "layer " + std::to_string(layer) + " is not in trace " + trace->path + "; layers present: " + joined(layers));
+    w = from_tokens(*trace, layer, target, opt, history);
+  }
+  // What reading left out (empty or invalid files) or split (repeated runs) belongs on the line.
+  if (const std::string notes = trace->reading_notes(); !notes.empty()) w.description += "; " + trace->path + ": " + notes;
+  if (history)
+    if (const std::string notes = history->reading_notes(); !notes.empty())
+      w.description += "; " + history->path + ": " + notes;
+  return checked(std::move(w));
 }
 
 }  // namespace zepp

@@ -8,8 +8,6 @@
 
 namespace zepp::workload_detail {
 
-namespace {
-
 // "arc" picks "arc/English" and "arc/Hebrew"; "arc/Hebrew" only that table; "" every table.
 std::vector<const LoadTable*> pick_tables(const Trace& trace, const std::string& dataset) {
   std::vector<const LoadTable*> picked;
@@ -21,8 +19,6 @@ std::vector<const LoadTable*> pick_tables(const Trace& trace, const std::string&
   require(!picked.empty(), "dataset", "no load table of " + trace.path + " matches '" + dataset + "'; tables: " + names);
   return picked;
 }
-
-}  // namespace
 
 Workload from_load(const Trace& trace, const Target& target, const WorkloadOptions& opt) {
   const std::vector<const LoadTable*> tables = pick_tables(trace, opt.dataset);

@@ -9,31 +9,49 @@
 
 namespace zepp::workload_detail {
 
-Workload from_tokens(const Trace& trace, int layer, const Target& target, const WorkloadOptions& opt) {
+Workload from_tokens(const Trace& trace, int layer, const Target& target, const WorkloadOptions& opt,
+                     const Trace* history) {
   const LayerTrace& lt = trace.layers.at(layer);
   const int64_t num_requests = int64_t(trace.requests.size());
-  const int64_t history_requests = int64_t(std::floor(opt.history_fraction * double(num_requests)));
-  require(history_requests >= 1 && history_requests < num_requests, "history_fraction",
-          std::to_string(opt.history_fraction) + " of " + std::to_string(num_requests) + " requests in " + trace.path +
-              " leaves the history or the evaluation part empty");
-
   Workload w;
   w.layer = layer;
   w.tokens_per_gpu = target.tokens_per_gpu;
   w.history_load.assign(target.num_experts, 0.0);
-  std::vector<int64_t> evaluation;  // token indices of the evaluation requests
+  std::vector<int64_t> evaluation;  // token indices of the evaluation part
   const int k = lt.top_k;
-  for (int64_t t = 0; t < lt.num_tokens(); ++t) {
-    if (lt.request[t] < history_requests) {
-      for (int j = 0; j < k; ++j) w.history_load[lt.expert_ids[t * k + j]] += 1;
-    } else {
-      evaluation.push_back(t);
+  std::string split;  // how history and evaluation were separated, for the description
+  if (history) {
+    w.history_load = history_from(*history, layer, target, opt, split);
+    for (int64_t t = 0; t < lt.num_tokens(); ++t) evaluation.push_back(t);
+    split += ", evaluation = all " + std::to_string(num_requests) + " requests of " + trace.path + " (" +
+             std::to_string(evaluation.size()) + " tokens)";
+  } else {
+    // Requests split in source order; a single request is split by its tokens instead.
+    const bool by_tokens = num_requests == 1;
+    const int64_t units = by_tokens ? lt.num_tokens() : num_requests;
+    const int64_t history_units = int64_t(std::floor(opt.history_fraction * double(units)));
+    require(history_units >= 1 && history_units < units, "history_fraction",
+            std::to_string(opt.history_fraction) + " of " + std::to_string(units) +
+                (by_tokens ? " tokens of the single request" : " requests") + " in " + trace.path +
+                " leaves the history or the evaluation part empty");
+    for (int64_t t = 0; t < lt.num_tokens(); ++t) {
+      if ((by_tokens ? t : lt.request[t]) < history_units) {
+        for (int j = 0; j < k; ++j) w.history_load[lt.expert_ids[t * k + j]] += 1;
+      } else {
+        evaluation.push_back(t);
+      }
     }
+    const int64_t history_tokens = lt.num_tokens() - int64_t(evaluation.size());
+    require(history_tokens > 0 && !evaluation.empty(), "history_fraction",
+            "layer " + std::to_string(layer) + " of " + trace.path + " has " + std::to_string(history_tokens) +
+                " history and " + std::to_string(evaluation.size()) + " evaluation tokens; both must be non-empty");
+    split = by_tokens ? "one request, so split by tokens: history = first " + std::to_string(history_units) + " of " +
+                            std::to_string(units) + " tokens, evaluation = the other " +
+                            std::to_string(evaluation.size())
+                      : "history = first " + std::to_string(history_units) + " of " + std::to_string(num_requests) +
+                            " requests (" + std::to_string(history_tokens) + " tokens), evaluation = " +
+                            std::to_string(evaluation.size()) + " tokens of the rest";
   }
-  const int64_t history_tokens = lt.num_tokens() - int64_t(evaluation.size());
-  require(history_tokens > 0 && !evaluation.empty(), "history_fraction",
-          "layer " + std::to_string(layer) + " of " + trace.path + " has " + std::to_string(history_tokens) +
-              " history and " + std::to_string(evaluation.size()) + " evaluation tokens; both must be non-empty");
 
   w.batch = empty_batch(target);
   const std::vector<float> rank_weights = rank_gate_weights(k);
@@ -46,11 +64,8 @@ Workload from_tokens(const Trace& trace, int layer, const Target& target, const 
     else
       std::copy_n(lt.gate_weights.begin() + t * k, k, w.batch.gate_weights.begin() + i * k);
   }
-  w.description = trace.path + " layer " + std::to_string(layer) + ": history = first " +
-                  std::to_string(history_requests) + " of " + std::to_string(num_requests) + " requests (" +
-                  std::to_string(history_tokens) + " tokens), evaluation = " + std::to_string(evaluation.size()) +
-                  " tokens of the rest, sampled with replacement (seed " + std::to_string(opt.seed) + ")" +
-                  (lt.gate_weights.empty() ? "; gate weights by rank (source has none)" : "");
+  w.description = trace.path + " layer " + std::to_string(layer) + ": " + split + ", sampled with replacement (seed " +
+                  std::to_string(opt.seed) + ")" + (lt.gate_weights.empty() ? "; gate weights by rank (source has none)" : "");
   return w;
 }
 

@@ -36,7 +36,13 @@ struct Workload {
 // - Token-level trace (layer: opt.layer, or the smallest layer present): requests split in
 //   source order; the first floor(history_fraction * R) requests are history, history_load[e] =
 //   number of history tokens of the layer that selected e; the others are evaluation, and the
-//   batch is sampled with replacement from the evaluation tokens of the layer.
+//   batch is sampled with replacement from the evaluation tokens of the layer. A trace of one
+//   request is split by tokens instead: the first floor(history_fraction * T) tokens of the
+//   layer are history (the description says so).
+// - With a separate `history` trace (--history): history_load counts every token of the layer
+//   in `history` (a load-only history: its mean load, scaled as below), and the batch is
+//   sampled from all tokens of `trace` (all of its requests are evaluation); history_fraction
+//   is not used.
 // - Load-only trace: the per-expert load of `layer` (mean over the tables picked by
 //   opt.dataset: "" all, "arc" every "arc/..." table, "arc/Hebrew" that table) is the
 //   popularity; each token gets top-k distinct experts drawn one after another proportionally
@@ -53,10 +59,10 @@ struct Workload {
 // Throws ArgumentError naming the field: size_mb (not positive or finite, or more than 2^31
 // (token, expert) pairs in all), layer (< -1, or absent from the trace: the message lists the
 // layers present), history_fraction (outside (0, 1), or the history or evaluation part of the
-// layer is empty), zipf (negative or not finite), dataset (set for a trace that is not
+// layer is empty), history (without a trace, or without the layer), zipf (negative or not finite), dataset (set for a trace that is not
 // load-only, matches no table, or leaves fewer than top-k experts with positive load), model /
 // topo (unusable shapes), trace (check_trace_matches_model).
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
-                        const WorkloadOptions& opt);
+                        const WorkloadOptions& opt, const Trace* history = nullptr);
 
 }  // namespace zepp

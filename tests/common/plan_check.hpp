@@ -187,9 +187,9 @@ inline Topology tiny_topology(int nodes) {
   t.nvlink_bw = 100;
   t.nic_bw = 25;
   t.nvlink_latency = t.nic_latency = 0;
-  t.peak_flops = 6;
-  t.hbm_bw = 1e30;
-  t.kernel_launch = 1;
+  t.compute.peak_flops = 6;
+  t.compute.hbm_bw = 1e30;
+  t.compute.kernel_launch = 1;
   return t;
 }
 

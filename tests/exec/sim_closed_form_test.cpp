@@ -122,7 +122,7 @@ TEST(Sim, ComputeWaitsForItsTransfer) {
 TEST(Sim, MemoryBoundGemmAndLaunchCost) {
   // 5 tokens: 0.24 s of FLOPs < 0.48 s reading weights; plus a 0.1 s launch.
   HandPlan h(1, 1);
-  h.topo.kernel_launch = 0.1;
+  h.topo.compute.kernel_launch = 0.1;
   h.compute(0, 5);
   EXPECT_NEAR(h.run().latency_s, 0.58, 1e-9);
 }

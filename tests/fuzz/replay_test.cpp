@@ -20,6 +20,7 @@ int zepp_fuzz_trace(const uint8_t*, size_t);
 int zepp_fuzz_eplb_json(const uint8_t*, size_t);
 int zepp_fuzz_sglang(const uint8_t*, size_t);
 int zepp_fuzz_trtllm(const uint8_t*, size_t);
+int zepp_fuzz_topology(const uint8_t*, size_t);
 
 namespace {
 
@@ -64,6 +65,7 @@ TEST(FuzzReplay, TraceSeedsAndCrashes) { replay_committed("trace", zepp_fuzz_tra
 TEST(FuzzReplay, EplbJsonSeedsAndCrashes) { replay_committed("eplb_json", zepp_fuzz_eplb_json); }
 TEST(FuzzReplay, SglangSeedsAndCrashes) { replay_committed("sglang", zepp_fuzz_sglang); }
 TEST(FuzzReplay, TrtllmSeedsAndCrashes) { replay_committed("trtllm", zepp_fuzz_trtllm); }
+TEST(FuzzReplay, TopologySeedsAndCrashes) { replay_committed("topology", zepp_fuzz_topology); }
 
 TEST(FuzzReplay, RealTraceFilesCut) {
   const fs::path traces = kShared / "data" / "traces";

@@ -30,9 +30,9 @@ Topology toy_topology() {
   t.name = "toy";
   t.nodes = 1;
   t.gpus_per_node = 2;
-  t.peak_flops = 100;
-  t.hbm_bw = 10;
-  t.kernel_launch = 1;
+  t.compute.peak_flops = 100;
+  t.compute.hbm_bw = 10;
+  t.compute.kernel_launch = 1;
   t.nvlink_bw = t.nic_bw = 1;
   return t;
 }
@@ -141,7 +141,7 @@ TEST(Compose, DecodeStepIsTheTimePerOutputToken) {
   const ModelShape m = toy_moe();
   const DenseShape d = toy_dense();
   Topology t = toy_topology();
-  t.peak_flops = t.hbm_bw = 1e30;  // every op costs its launch: 1 s
+  t.compute.peak_flops = t.compute.hbm_bw = 1e30;  // every op costs its launch: 1 s
   const StepShape s{StepPhase::Decode, 3, 5};
   const auto out = compose_steps(two_layers(0, 0, 3), m, d, t, s, false);
   // Host-bound: host ends 1, 11, 21, 23; device: [1, 2], [11, 18], [21, 28], [28, 30].

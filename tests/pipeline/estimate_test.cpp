@@ -20,9 +20,9 @@ struct Fixture {
     topo.gpus_per_node = 2;
     topo.nvlink_bw = 100;
     topo.nic_bw = 25;
-    topo.peak_flops = 6;      // 6·tokens·hidden·ffn FLOPs at 6 FLOP/s = 1 s per token
-    topo.hbm_bw = 1e30;       // weights never the bound
-    topo.kernel_launch = 1;
+    topo.compute.peak_flops = 6;      // 6·tokens·hidden·ffn FLOPs at 6 FLOP/s = 1 s per token
+    topo.compute.hbm_bw = 1e30;       // weights never the bound
+    topo.compute.kernel_launch = 1;
     model.num_experts = 4;
     model.top_k = 2;
     model.hidden = 1;

@@ -16,8 +16,8 @@ inline Topology small_topology(int nodes, int gpus_per_node) {
   t.gpus_per_node = gpus_per_node;
   t.nvlink_bw = 100;
   t.nic_bw = 10;
-  t.peak_flops = 1000;
-  t.hbm_bw = 100;
+  t.compute.peak_flops = 1000;
+  t.compute.hbm_bw = 100;
   return t;
 }
 

@@ -18,7 +18,7 @@ struct ThreeNodes : ::testing::Test {
   Placement placement = test::identity_placement(9);
 
   ThreeNodes() {
-    topo.hbm_bw = 1e12;  // roofline ridge ~0 tokens: every source node's rows form their own group
+    topo.compute.hbm_bw = 1e12;  // roofline ridge ~0 tokens: every source node's rows form their own group
     std::vector<std::vector<std::vector<int>>> per_gpu(9, {{0, 1, 2, 3, 4, 5, 6, 7, 8}});
     batch = test::make_batch(9, 9, per_gpu);
   }
@@ -83,7 +83,7 @@ TEST_F(ThreeNodes, ComputeFollowsDeliveryOrderLocalLast) {
 TEST_F(ThreeNodes, GroupsBelowTheRooflineRidgeMerge) {
   // Ridge = bytes_per_elem * peak / (2 * hbm) tokens. At 10 tokens the three groups of 3 pairs
   // each merge into one GEMM that runs after the last delivery (own node, priority N = 3).
-  topo.hbm_bw = 100;
+  topo.compute.hbm_bw = 100;
   const CommPlan merged = plan(true);
   std::vector<const Task*> gpu0;
   for (const Task& t : merged.tasks)
@@ -92,12 +92,12 @@ TEST_F(ThreeNodes, GroupsBelowTheRooflineRidgeMerge) {
   EXPECT_EQ(gpu0[0]->pairs, (std::vector<int64_t>{0, 9, 18, 27, 36, 45, 54, 63, 72}));
   EXPECT_EQ(gpu0[0]->priority, 3);
   // At 3 tokens each group reaches the ridge on its own.
-  topo.hbm_bw = 1000.0 / 3.0;
+  topo.compute.hbm_bw = 1000.0 / 3.0;
   int groups = 0;
   for (const Task& t : plan(true).tasks) groups += t.kind == TaskKind::Compute && t.gpu == 0;
   EXPECT_EQ(groups, 3);
   // At 5 tokens nodes 1 and 2 share a group (6 pairs) and the own node's 3-pair tail folds in.
-  topo.hbm_bw = 200;
+  topo.compute.hbm_bw = 200;
   groups = 0;
   for (const Task& t : plan(true).tasks) groups += t.kind == TaskKind::Compute && t.gpu == 0;
   EXPECT_EQ(groups, 1);

@@ -124,7 +124,7 @@ TEST(Swap, CostsFromTheRoofline) {
   // Llama-4-Maverick on A100 nodes: 6 * 5120 * 8192 / 312e12 s per pair, 3 * 5120 * 8192 * 2
   // bytes (251.7 MB) of weights at 100 GB/s: 2.5 ms, the compute of ~3100 pairs.
   Topology t = topo_of(1, 4);
-  t.peak_flops = 312e12;
+  t.compute.peak_flops = 312e12;
   t.nvlink_bw = 100e9;
   ModelShape m;
   m.hidden = 5120;

@@ -80,7 +80,41 @@ std::vector<Case> cases() {
        "m.jsonl:1: expected the token's gate weights to sum to at most 1, got 1.1"},
       {"jsonl gate count", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[1.0],"token_idx":0})",
        "m.jsonl:1: expected 2 gate weights"},
-      {"jsonl repeated token", "m.jsonl", kRecord + "\n" + kRecord + "\n", "m.jsonl:2: expected token_idx above 0"},
+      {"jsonl alias twice", "m.jsonl", R"({"problem_id":0,"layer":0,"layer_idx":0,"experts":[1],"token_idx":0})",
+       "m.jsonl:1: expected each field once per record, got \"layer\" and its alias \"layer_idx\""},
+      {"jsonl missing token position", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1]})",
+       "m.jsonl:1: expected field \"token_idx\" (or token_pos, token_position, position, pos) in every record"},
+      {"jsonl sniffing said", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[-1],"token_idx":0})",
+       "m.jsonl:1: expected a non-negative expert id below 2147483646, got -1 [read as routing-jsonl: the file starts "
+       "with '{' and its first record has no \"type\" field]"},
+      // vLLM route log: lines
+      {"vllm bad type", "v.jsonl", R"({"type":"routes","req_id":"r1","token_idx":0,"layer":0,"topk_ids":[1]})",
+       "v.jsonl:1: expected \"type\": \"meta\" or \"route\", got \"routes\""},
+      {"vllm top-k disagrees with meta", "v.jsonl",
+       "{\"type\":\"meta\",\"top_k\":2}\n{\"type\":\"route\",\"req_id\":\"r1\",\"token_idx\":0,\"layer\":0,\"topk_ids\":[1]}\n",
+       "v.jsonl:2: expected top_k = 2 expert ids as the meta record says, got 1"},
+      {"vllm missing request", "v.jsonl", R"({"type":"route","token_idx":0,"layer":0,"topk_ids":[1]})",
+       "v.jsonl:1: expected field \"req_id\" (or request_id) in every record [read as vllm-route-jsonl: the first record has a \"type\" field]"},
+      {"vllm request id not a string", "v.jsonl", R"({"type":"route","req_id":[1],"token_idx":0,"layer":0,"topk_ids":[1]})",
+       "v.jsonl:1: expected \"req_id\" (a string or integer) (an integer)"},
+      // expert-count JSON: byte offsets
+      {"counts expert out of range", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {"0": 5, "4": 1}}})",
+       "c.json: byte 59: expected an expert id below 4, got 4"},
+      {"counts negative", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {"0": -5}}})",
+       "c.json: byte 51: expected a finite non-negative count for expert 0"},
+      {"counts layer twice", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {}, "1": {"0": 1}}})",
+       "c.json: byte 54: expected each layer once, got layer 1 twice"},
+      {"counts no num_experts", "c.json", R"({"expert_usage_by_layer": {"1": {"0": 1}}})",
+       "c.json: byte 1: expected \"num_experts\" before \"expert_usage_by_layer\""},
+      {"counts not a number", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {"0": "many"}}})",
+       "c.json: byte 56: expected a count (a number)"},
+      {"counts layer not an object", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": [1, 2]}})",
+       "c.json: byte 50: expected a layer's counts: an object {\"<expert>\": count} (simdjson: The JSON element does "
+       "not have the requested type.) [read as expert-count-json: the file starts with '{' and names "
+       "\"expert_usage_by_layer\"]"},
+      {"counts no layers", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {}})",
+       "c.json: byte 0: expected \"expert_usage_by_layer\" with at least one layer of counts"},
+      {"counts truncated", "c.json", R"({"num_experts": 4, "expert_usage_by_layer": {"1": {"0": 1)", "c.json: "},
       {"jsonl top-k varies", "m.jsonl",
        kRecord + "\n" + R"({"problem_id":0,"layer":0,"experts":[1],"gating_probs":[1.0],"token_idx":1})",
        "m.jsonl:2: expected top-k 2 for layer 0 (as at "},
@@ -148,16 +182,17 @@ TEST(Malformed, Folders) {
   }
 }
 
-TEST(Malformed, FolderSkipsOtherFilesAndSortsByName) {
+TEST(Malformed, FolderSkipsOtherFilesAndSortsNaturally) {
   TempDir dir;
   dir.write("README.md", "not a trace");
   dir.write("b/2.json", R"([{"1":[[2]]}])");
   dir.write("b/10.json", R"([{"1":[[1]]}])");
   dir.write("a.json", R"([{"1":[[0],[5]]},{"1":[[3]]}])");
   const Trace t = read_trace(dir.path());
-  EXPECT_EQ(t.requests, (std::vector<std::string>{"a.json", "b/10.json", "b/2.json"}));
+  // Natural order: numbers compare as numbers, so 2 comes before 10.
+  EXPECT_EQ(t.requests, (std::vector<std::string>{"a.json", "b/2.json", "b/10.json"}));
   const LayerTrace& l = t.layers.at(1);
-  EXPECT_EQ(l.expert_ids, (std::vector<int32_t>{0, 5, 3, 1, 2}));
+  EXPECT_EQ(l.expert_ids, (std::vector<int32_t>{0, 5, 3, 2, 1}));
   EXPECT_EQ(l.request, (std::vector<int32_t>{0, 0, 0, 1, 2}));
   EXPECT_EQ(l.step, (std::vector<int32_t>{0, 0, 1, 0, 0}));
   EXPECT_EQ(t.num_experts, 6);

@@ -46,7 +46,8 @@ TEST(RealTraces, DeepSeekCsv) {
   const Trace t = read_trace(traces_dir() + "deepseek-v2-lite-puffin");
   EXPECT_EQ(t.format, "deepseek-csv");
   ASSERT_EQ(t.requests.size(), 300u);
-  EXPECT_EQ(t.requests.front(), "prompt_100_data.csv");  // sorted by name
+  EXPECT_EQ(t.requests.front(), "prompt_1_data.csv");  // natural order: prompt_1, prompt_2, ..., prompt_300
+  EXPECT_EQ(t.requests.back(), "prompt_300_data.csv");
   EXPECT_EQ(t.num_experts, 64);
   std::vector<int> layers(26);
   std::iota(layers.begin(), layers.end(), 1);
@@ -62,7 +63,7 @@ TEST(RealTraces, DeepSeekCsv) {
   const LayerTrace& l1 = t.layers.at(1);
   EXPECT_EQ(std::vector<int32_t>(l1.expert_ids.begin(), l1.expert_ids.begin() + 6),
             (std::vector<int32_t>{8, 26, 56, 57, 60, 43}));
-  EXPECT_EQ(std::count(l1.request.begin(), l1.request.end(), 0), 35);  // prompt_100: 910 rows / 26 layers
+  EXPECT_EQ(std::count(l1.request.begin(), l1.request.end(), 0), 33);  // prompt_1: 858 rows / 26 layers
 }
 
 TEST(RealTraces, MixtralJsonl) {

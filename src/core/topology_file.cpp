@@ -1,0 +1,244 @@
+#include "core/topology_file.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/error.hpp"
+#include "core/presets.hpp"
+
+namespace zepp {
+namespace {
+
+using Units = std::vector<std::pair<const char*, double>>;
+
+// Decimal prefixes as datasheets use them (1 GB/s = 1e9 bytes/s); bits are 1/8 byte.
+const Units kBandwidth = {{"B/s", 1},          {"KB/s", 1e3},        {"MB/s", 1e6},        {"GB/s", 1e9},
+                          {"TB/s", 1e12},      {"KiB/s", 1024.0},    {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+                          {"b/s", 0.125},      {"Kb/s", 125.0},      {"Mb/s", 125e3},      {"Gb/s", 125e6},
+                          {"Tb/s", 125e9},     {"Kbit/s", 125.0},    {"Mbit/s", 125e3},    {"Gbit/s", 125e6},
+                          {"Tbit/s", 125e9}};
+const Units kDuration = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"µs", 1e-6}, {"ns", 1e-9}};
+const Units kFlops = {{"FLOP/s", 1},     {"GFLOP/s", 1e9},  {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15},
+                      {"FLOPS", 1},      {"GFLOPS", 1e9},   {"TFLOPS", 1e12},  {"PFLOPS", 1e15}};
+
+std::string unit_list(const Units& units) {
+  std::string s;
+  for (const auto& [u, scale] : units) s += (s.empty() ? "" : ", ") + std::string(u);
+  return s;
+}
+
+// "<number><spaces><unit>" -> number * scale, finite and >= 0 (> 0 when `positive`).
+double parse_quantity(const std::string& text, const std::string& where, const Units& units, const char* example,
+                      bool positive) {
+  const char* b = text.data();
+  const char* e = b + text.size();
+  while (b < e && *b == ' ') ++b;
+  double v = 0;
+  auto [rest, ec] = std::from_chars(b, e, v);
+  const std::string got = "got '" + text + "'";
+  if (ec != std::errc() || rest == b)
+    throw InputError(where + "expected a number with a unit, like '" + example + "', " + got);
+  while (rest < e && *rest == ' ') ++rest;
+  std::string unit(rest, e);
+  while (!unit.empty() && unit.back() == ' ') unit.pop_back();
+  if (unit.empty())
+    throw InputError(where + "expected a unit after the number (one of " + unit_list(units) + "), like '" + example +
+                     "', " + got);
+  for (const auto& [u, scale] : units)
+    if (unit == u) {
+      const double value = v * scale;
+      if (!std::isfinite(value) || value < 0 || (positive && value == 0))
+        throw InputError(where + "expected a " + (positive ? "positive" : "non-negative") + " finite value, " + got);
+      return value;
+    }
+  throw InputError(where + "unknown unit '" + unit + "', expected one of " + unit_list(units) + ", " + got);
+}
+
+// One topology file being read: error positions and field checks.
+class FileReader {
+ public:
+  explicit FileReader(std::string path) : path_(std::move(path)) {}
+
+  // "FILE:LINE: FIELD: " for errors about `node` (yaml-cpp counts lines from 0).
+  std::string where(const YAML::Node& node, const std::string& field) const {
+    const YAML::Mark m = node.Mark();
+    if (m.is_null()) return path_ + ": " + field + ": ";
+    return path_ + ":" + std::to_string(m.line + 1) + ": " + field + ": ";
+  }
+
+  // The mapping `node`, after checking that it has only `allowed` keys and, unless `optional`,
+  // all of them.
+  void check_keys(const YAML::Node& node, const std::string& field, const std::vector<std::string>& allowed,
+                  bool optional) const {
+    std::string list;
+    for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
+    if (!node.IsMap())
+      throw InputError(where(node, field.empty() ? "file" : field) + "expected a mapping with " + list);
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      bool known = false;
+      for (const auto& k : allowed) known |= key == k;
+      if (!known)
+        throw InputError(where(kv.first, prefixed(field, key)) + "unknown field, expected one of " + list);
+    }
+    if (optional) return;
+    for (const auto& k : allowed)
+      if (!node[k] && k != "base" && k != "name")
+        throw InputError(where(node, prefixed(field, k)) + "missing (required unless the file names a preset as 'base')");
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsScalar() || node.Scalar().empty())
+      throw InputError(where(node, field) + "expected a value, got " + (node.IsScalar() ? "nothing" : "a list or mapping"));
+    return node.Scalar();
+  }
+
+  int count(const YAML::Node& node, const std::string& field) const {
+    const std::string s = scalar(node, field);
+    int v = 0;
+    auto [rest, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || rest != s.data() + s.size() || v < 1 || v > 1 << 16)
+      throw InputError(where(node, field) + "expected a whole number in [1, 65536], got '" + s + "'");
+    return v;
+  }
+
+  static std::string prefixed(const std::string& section, const std::string& key) {
+    return section.empty() ? key : section + "." + key;
+  }
+
+ private:
+  std::string path_;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the topology file");
+  if (std::error_code ec; std::filesystem::file_size(path, ec) > (1u << 20) && !ec)
+    throw InputError(path + ": expected a topology file (docs/topology.md) of at most 1 MiB");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot read the topology file");
+  return ss.str();
+}
+
+}  // namespace
+
+double parse_bandwidth(const std::string& text, const std::string& where) {
+  return parse_quantity(text, where, kBandwidth, "450 GB/s", true);
+}
+double parse_duration(const std::string& text, const std::string& where) {
+  return parse_quantity(text, where, kDuration, "2 us", false);
+}
+double parse_flops(const std::string& text, const std::string& where) {
+  return parse_quantity(text, where, kFlops, "989 TFLOP/s", true);
+}
+
+Topology read_topology_file(const std::string& path, int nodes) {
+  require(nodes >= 1, "nodes", "must be at least 1, got " + std::to_string(nodes));
+  const std::string text = read_text(path);
+  // yaml-cpp parses nested flow collections recursively: bound the depth so that no input can
+  // exhaust the stack (a topology file nests two levels).
+  int depth = 0;
+  for (char c : text) {
+    depth += (c == '[' || c == '{') - (c == ']' || c == '}');
+    if (depth > 16) throw InputError(path + ": expected a topology file (docs/topology.md), got lists or mappings nested deeper than 16");
+  }
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected YAML or JSON (" + e.msg + ")");
+  }
+  const YAML::Node& doc = parsed;  // const: lookups never add keys
+  const FileReader r(path);
+  r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute"}, true);
+  const bool has_base = bool(doc["base"]);
+  Topology t;
+  if (has_base) {
+    const std::string base = r.scalar(doc["base"], "base");
+    try {
+      t = topology_preset(base, nodes);
+    } catch (const ArgumentError& e) {
+      throw InputError(r.where(doc["base"], "base") + e.what());
+    }
+  }
+  r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute"}, has_base);
+  t.nodes = nodes;
+  t.name = doc["name"] ? r.scalar(doc["name"], "name") : std::filesystem::path(path).stem().string();
+  if (doc["gpus_per_node"]) t.gpus_per_node = r.count(doc["gpus_per_node"], "gpus_per_node");
+
+  if (const YAML::Node nv = doc["nvlink"]) {
+    r.check_keys(nv, "nvlink", {"model", "bandwidth", "latency"}, has_base);
+    if (nv["model"]) {
+      const std::string m = r.scalar(nv["model"], "nvlink.model");
+      if (m == "switch") t.nvlink_model = NvlinkModel::Switch;
+      else if (m == "per-pair") t.nvlink_model = NvlinkModel::PerPair;
+      else throw InputError(r.where(nv["model"], "nvlink.model") + "expected switch or per-pair, got '" + m + "'");
+    }
+    if (nv["bandwidth"])
+      t.nvlink_bw = parse_bandwidth(r.scalar(nv["bandwidth"], "nvlink.bandwidth"), r.where(nv["bandwidth"], "nvlink.bandwidth"));
+    if (nv["latency"])
+      t.nvlink_latency = parse_duration(r.scalar(nv["latency"], "nvlink.latency"), r.where(nv["latency"], "nvlink.latency"));
+  }
+  if (const YAML::Node nic = doc["nic"]) {
+    r.check_keys(nic, "nic", {"per_node", "bandwidth", "latency"}, has_base);
+    if (nic["per_node"]) {
+      const int per_node = r.count(nic["per_node"], "nic.per_node");
+      if (per_node != t.gpus_per_node)
+        throw InputError(r.where(nic["per_node"], "nic.per_node") + "expected gpus_per_node = " +
+                         std::to_string(t.gpus_per_node) +
+                         " (each GPU has its own NIC, paper §6.1; shared NICs are not modelled), got " +
+                         std::to_string(per_node));
+    }
+    if (nic["bandwidth"])
+      t.nic_bw = parse_bandwidth(r.scalar(nic["bandwidth"], "nic.bandwidth"), r.where(nic["bandwidth"], "nic.bandwidth"));
+    if (nic["latency"])
+      t.nic_latency = parse_duration(r.scalar(nic["latency"], "nic.latency"), r.where(nic["latency"], "nic.latency"));
+  }
+  if (const YAML::Node c = doc["compute"]) {
+    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch"}, has_base);
+    if (c["model"]) {
+      const std::string m = r.scalar(c["model"], "compute.model");
+      if (m != "roofline") throw InputError(r.where(c["model"], "compute.model") + "expected roofline, got '" + m + "'");
+    }
+    if (c["peak"]) t.compute.peak_flops = parse_flops(r.scalar(c["peak"], "compute.peak"), r.where(c["peak"], "compute.peak"));
+    if (c["hbm"]) t.compute.hbm_bw = parse_bandwidth(r.scalar(c["hbm"], "compute.hbm"), r.where(c["hbm"], "compute.hbm"));
+    if (c["kernel_launch"])
+      t.compute.kernel_launch =
+          parse_duration(r.scalar(c["kernel_launch"], "compute.kernel_launch"), r.where(c["kernel_launch"], "compute.kernel_launch"));
+  }
+  // A base preset's NICs follow its GPUs; a file that changes gpus_per_node keeps one NIC per GPU.
+  return t;
+}
+
+std::string describe_links(const Topology& t) {
+  return fmt::format("{} {:g} GB/s per {}, NIC {:g} GB/s per GPU, {:g} TFLOP/s, HBM {:g} TB/s",
+                     t.nvlink_model == NvlinkModel::Switch ? "NVSwitch" : "NVLink", t.nvlink_bw / 1e9,
+                     t.nvlink_model == NvlinkModel::Switch ? "GPU port" : "GPU pair", t.nic_bw / 1e9,
+                     t.compute.peak_flops / 1e12, t.compute.hbm_bw / 1e12);
+}
+
+Topology cluster_topology(const std::string& preset_or_file, int nodes) {
+  for (const auto& name : topology_preset_names())
+    if (name == preset_or_file) return topology_preset(name, nodes);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(preset_or_file, ec)) {
+    std::string names;
+    for (const auto& n : topology_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    throw ArgumentError("topology: '" + preset_or_file + "' is neither a preset (" + names +
+                        ") nor a topology file (docs/topology.md)");
+  }
+  return read_topology_file(preset_or_file, nodes);
+}
+
+}  // namespace zepp

@@ -1,0 +1,84 @@
+// `--topology` on the command line: presets of 8-GPU NVSwitch nodes, files, and bad files (exit 2).
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../trace/temp_dir.hpp"
+#include "core/presets.hpp"
+#include "run_zepp.hpp"
+
+namespace zepp {
+namespace {
+
+using testing::run_zepp;
+
+TEST(TopologyCli, PresetWithEightGpusPerNode) {
+  const auto r = run_zepp("simulate --topology dgx-h100 --nodes 2 --size-mb 0.25 --strategies a2av,zepp");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cluster: 2 x 8 GPUs (dgx-h100: NVSwitch 450 GB/s per GPU port, NIC 50 GB/s per GPU"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(TopologyCli, FileIsReadByEveryCommand) {
+  testing::TempDir dir;
+  const std::string file = dir.write("four.yaml", "base: dgx-a100\ngpus_per_node: 4\nnic:\n  per_node: 4\n");
+  const auto sim = run_zepp("simulate --format json --executor estimate --size-mb 0.25 --nodes 2 --topology " + file);
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  const auto j = nlohmann::json::parse(sim.out);
+  EXPECT_EQ(j["cluster"]["topology"], "four");
+  EXPECT_EQ(j["cluster"]["gpus_per_node"], 4);
+  // place takes the GPUs per node from the file: 2 nodes x 4 GPUs, (64 / 8 + 2 extra) slots each.
+  const std::string trace = testing::shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+  if (std::filesystem::exists(trace)) {
+    const auto place = run_zepp("place --trace " + trace + " --model deepseek-v2-lite --nodes 2 --topology " + file);
+    ASSERT_EQ(place.status, 0) << place.err;
+    const auto p = nlohmann::json::parse(place.out);
+    EXPECT_EQ(p["phy2log"][0].size(), 8u * 10u);
+  }
+}
+
+TEST(TopologyCli, BadFileNamesFieldAndExitsTwo) {
+  testing::TempDir dir;
+  const std::string file = dir.write("bad.yaml", "base: dgx-h100\nnvlink:\n  bandwidth: 900\n");
+  const auto r = run_zepp("simulate --nodes 2 --topology " + file);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bad.yaml:3: nvlink.bandwidth: expected a unit"), std::string::npos) << r.err;
+  const auto missing = run_zepp("simulate --topology dgx-h900");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("topology: 'dgx-h900' is neither a preset"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace zepp
+
+namespace zepp {
+namespace {
+
+TEST(PresetsCli, ListsEveryModelAndClusterWithItsSource) {
+  const auto r = testing::run_zepp("presets");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const auto& m : model_presets()) {
+    const auto line = r.out.find("\n" + m.shape.name + " ");
+    ASSERT_NE(line, std::string::npos) << m.shape.name;
+    EXPECT_NE(r.out.find(m.source, line), std::string::npos) << m.shape.name;
+  }
+  for (const auto& t : topology_presets()) {
+    const auto line = r.out.find("\n" + t.topo.name + " ");
+    ASSERT_NE(line, std::string::npos) << t.topo.name;
+    EXPECT_NE(r.out.find(t.source, line), std::string::npos) << t.topo.name;
+  }
+  // The models are all there.
+  for (const char* name : {"qwen1.5-moe-a2.7b", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b", "gpt-oss-20b",
+                           "mixtral-8x22b", "dbrx", "olmoe-1b-7b", "glm-4.5", "llama4-scout", "deepseek-v3", "deepseek-r1"})
+    EXPECT_NO_THROW(model_preset(name)) << name;
+  EXPECT_EQ(model_preset("qwen1.5-moe-a2.7b").num_experts, 60);
+  EXPECT_EQ(model_preset("qwen1.5-moe-a2.7b").top_k, 4);
+  const auto j = testing::run_zepp("presets --format json");
+  ASSERT_EQ(j.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["clusters"].size(), topology_presets().size());
+}
+
+}  // namespace
+}  // namespace zepp

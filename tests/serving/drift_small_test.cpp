@@ -1,0 +1,68 @@
+// Multi-iteration workloads on traces too small for a split by requests: two requests, one
+// request (issue: `--iterations` on any trace with at least two tokens).
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "serving/drift.hpp"
+
+namespace zepp {
+namespace {
+
+// Layer 0, top-1, E = 4, requests "0", "1", ... (no dataset folders).
+Trace tiny(const std::vector<std::vector<int>>& requests) {
+  Trace t;
+  t.path = "tiny";
+  t.format = "selection-json";
+  t.num_experts = 4;
+  LayerTrace& L = t.layers[0];
+  L.top_k = 1;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    t.requests.push_back(std::to_string(r));
+    for (int id : requests[r]) {
+      L.expert_ids.push_back(id);
+      L.request.push_back(int32_t(r));
+      L.step.push_back(0);
+    }
+  }
+  return t;
+}
+
+ModelShape tiny_model() {
+  ModelShape m;
+  m.name = "tiny";
+  m.num_experts = 4;
+  m.top_k = 1;
+  m.hidden = 1 << 19;  // 1 MiB per token: size_mb = tokens per GPU
+  m.ffn = 8;
+  return m;
+}
+
+Topology two_gpus() {
+  Topology t;
+  t.nodes = 1;
+  t.gpus_per_node = 2;
+  return t;
+}
+
+TEST(DriftSmall, TwoRequestsSplitAsOneDatasetWhenGroupsAreTooSmall) {
+  // Four groups asked for, two requests: group2 would hold one token, so mode none splits the
+  // whole trace: request 0 is history, request 1 evaluation.
+  const Trace t = tiny({{0, 1}, {2}});
+  DriftWorkload w(t, tiny_model(), two_gpus(), DriftOptions{});
+  EXPECT_EQ(w.history_load(), (std::vector<double>{1, 1, 0, 0}));
+  EXPECT_EQ(w.batch(0).expert_ids, (std::vector<int32_t>{2, 2}));
+  EXPECT_EQ(w.batch(1).expert_ids, (std::vector<int32_t>{2, 2}));
+}
+
+TEST(DriftSmall, OneRequestIsSplitByTokens) {
+  const Trace t = tiny({{0, 3}});
+  DriftWorkload w(t, tiny_model(), two_gpus(), DriftOptions{});
+  EXPECT_EQ(w.history_load(), (std::vector<double>{1, 0, 0, 0}));
+  EXPECT_EQ(w.batch(0).expert_ids, (std::vector<int32_t>{3, 3}));
+  EXPECT_NE(w.description().find("split by tokens in group1"), std::string::npos) << w.description();
+  // A single token cannot be split.
+  EXPECT_THROW(DriftWorkload(tiny({{1}}), tiny_model(), two_gpus(), DriftOptions{}), ArgumentError);
+}
+
+}  // namespace
+}  // namespace zepp
