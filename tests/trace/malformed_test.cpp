@@ -195,5 +195,34 @@ TEST(ModelCheck, NamesModelAndTrace) {
   }
 }
 
+// A routing log whose layer field was a record index mod 60 for a 32-layer model (issue 11): the
+// first record with layer >= 32 is named by file and line, with the preset.
+TEST(ModelCheck, LayerBeyondThePresetNamesFileLineAndPreset) {
+  TempDir dir;
+  std::string log;
+  for (int i = 0; i < 40; ++i)
+    log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(i) +
+           R"(,"experts":[1,2],"gating_probs":[0.6,0.4],"token_idx":0})" + "\n";
+  const Trace t = read_trace(dir.write("r.jsonl", log));
+  ModelShape m{"mixtral-like", 8, 2, 16, 16, 32, 32, 0};
+  try {
+    check_trace_matches_model(t, m);
+    ADD_FAILURE() << "layer 32 of a 32-layer model accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), t.path + ":33: layer 32 is beyond the 32 layers (ids 0..31) of model preset "
+                                              "mixtral-like; the trace's layer labels do not belong to this model");
+  }
+  m.layers = 40;
+  EXPECT_NO_THROW(check_trace_matches_model(t, m));
+  const Trace load = read_trace(dir.write("arc_x.csv", kLoadHeader + "0,English,1,1\n5,English,1,1\n"));
+  ModelShape two{"two-layer", 2, 1, 16, 16, 2, 2, 0};
+  try {
+    check_trace_matches_model(load, two);
+    ADD_FAILURE() << "load row of layer 5 accepted for a 2-layer model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("arc_x.csv:3: layer 5 is beyond the 2 layers"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace zepp
