@@ -106,11 +106,13 @@ def main():
                 nv = sum(m["nvlink_bytes"] for m in out["moves"])
                 nic = sum(m["nic_bytes"] for m in out["moves"])
                 imb = [x["placed"] for x in out["imbalance"]]
-            rows.append((label, nv / 1e6, nic / 1e6, sum(imb) / len(imb), max(imb)))
-    print("| placement for the later prompts | NVLink MB | NIC MB | imbalance (mean over layers) | worst layer |")
-    print("|---|---:|---:|---:|---:|")
-    for label, nv, nic, mean, worst in rows:
-        print(f"| {label} | {nv:.0f} | {nic:.0f} | {mean:.4f} | {worst:.4f} |")
+            slots = sum(m["slots"] for m in out["moves"]) if extra is not None else sum(
+                sum(1 for p, e in enumerate(row) if history["phy2log"][l][p] != e) for l, row in enumerate(out["phy2log"]))
+            rows.append((label, slots, nv / 1e6, nic / 1e6, sum(imb) / len(imb), max(imb)))
+    print("| placement for the later prompts | slots changed | NVLink MB | NIC MB | imbalance, mean over layers | worst layer |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, slots, nv, nic, mean, worst in rows:
+        print(f"| {label} | {slots} | {nv:.0f} | {nic:.0f} | {mean:.4f} | {worst:.4f} |")
 
 
 if __name__ == "__main__":

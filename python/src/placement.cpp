@@ -27,7 +27,7 @@ pb::tuple maps_to_numpy(EplbResult&& r) {
 }  // namespace
 
 void bind_placement(pb::module_& m) {
-  // weight [L, E] float32 -> (phy2log [L, P], log2phy [L, E, P - E + 1], logcnt [L, E]), int64.
+  // weight [L, E] float32 -> (phy2log [L, P], log2phy [L, E, X = the most replicas], logcnt [L, E]), int64.
   m.def("eplb_rebalance", [](Array<float> weight, int num_replicas, int num_groups, int num_nodes, int num_gpus) {
     const int L = int(weight.shape(0)), E = int(weight.shape(1));
     std::vector<float> w(weight.data(), weight.data() + weight.size());

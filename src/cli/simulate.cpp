@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -102,28 +103,31 @@ void run(const SimulateFlags& f) {
   // 3-9x the greedy routing itself; auto solves it up to kAutoOptimumGpus GPUs.
   constexpr int kAutoOptimumGpus = 256;
   opt.optimal = f.optimum == "on" || (f.optimum == "auto" && r.topo.num_gpus() <= kAutoOptimumGpus);
+  std::optional<Degraded> d;  // checked before anything runs
+  if (!f.failed_nodes.empty()) {
+    require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
+    d = degrade(f.w, opt, f.failed_nodes, r);
+  }
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
   if (!f.timeline.empty()) write_timelines(f.timeline, outcomes, r.topo);
 
   const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes);
-  if (!f.failed_nodes.empty()) {  // the same layer on the cluster that survives
-    require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
-    const Degraded d = degrade(f.w, opt, f.failed_nodes, r);
-    const ResolvedWorkload after = resolve(d.flags);
+  if (d) {  // the same layer on the cluster that survives
+    const ResolvedWorkload after = resolve(d->flags);
     std::vector<StrategyOutcome> degraded;
-    for (const auto& name : names) degraded.push_back(run_strategy(name, after.workload, after.model, after.topo, d.opt, ex));
+    for (const auto& name : names) degraded.push_back(run_strategy(name, after.workload, after.model, after.topo, d->opt, ex));
     const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded);
     if (f.format == "json") {
-      const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d.report}};
+      const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d->report}};
       std::fputs((doc.dump(2) + "\n").c_str(), stdout);
       return;
     }
-    const auto& z = d.report["zepp_rebalance"];
+    const auto& z = d->report["zepp_rebalance"];
     std::string text = "before: " + std::to_string(r.topo.nodes) + " nodes\n" + summary_table(summary) + "\nafter losing node(s) " +
-                       d.report["failed_nodes"].dump() + ": " + std::to_string(after.topo.nodes) +
+                       d->report["failed_nodes"].dump() + ": " + std::to_string(after.topo.nodes) +
                        " nodes, the same batch (--size-mb x " + std::to_string(r.topo.nodes) + " / " +
-                       std::to_string(after.topo.nodes) + " per GPU), " + std::to_string(d.report["slots_per_gpu"].get<int>()) +
+                       std::to_string(after.topo.nodes) + " per GPU), " + std::to_string(d->report["slots_per_gpu"].get<int>()) +
                        " slots per GPU\n" + summary_table(after_summary);
     char line[256];
     std::snprintf(line, sizeof line,
