@@ -87,8 +87,14 @@ def _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes, max
             raise ValueError(f"max_moved_bytes: expected bytes >= 0 or None, got {max_moved_bytes!r}")
         if previous is None:
             raise ValueError("max_moved_bytes: needs previous (the placement moves are counted from)")
-    phy, survivors, moves, imbalance = _zepp.rebalance_zepp_layers(w, nodes, gpus // nodes, S, prev, failed, bytes_,
-                                                                   budget)
+    try:
+        phy, survivors, moves, imbalance = _zepp.rebalance_zepp_layers(w, nodes, gpus // nodes, S, prev, failed,
+                                                                       bytes_, budget)
+    except ValueError as e:  # the core names its own argument; name this function's
+        message = str(e)
+        if message.startswith("failed_gpus"):
+            raise ValueError("failed_ranks" + message[len("failed_gpus"):]) from None
+        raise
     full = np.full((L, P), -1, dtype=np.int64)  # slot p stays on rank p // S; lost ranks' slots hold -1
     for i, rank in enumerate(survivors):
         full[:, rank * S:(rank + 1) * S] = phy[:, i * S:(i + 1) * S]
