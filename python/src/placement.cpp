@@ -1,5 +1,6 @@
 // Placement policies over all layers: DeepSeek EPLB and Zepp's §4.1 placement.
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 #include <pybind11/stl.h>
 

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace zepp::cli {
 

@@ -7,6 +7,7 @@
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
 #include "workload/size.hpp"
+#include "trace/layer_check.hpp"
 
 namespace zepp::cli {
 
@@ -111,7 +112,9 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
   r.topo = f.cluster();
   check_cost(f, r.model, r.topo);
   if (!f.trace_path.empty()) {
-    r.trace = std::make_unique<Trace>(read_trace(f.trace_path));
+    std::map<int, std::string> layer_source;
+    r.trace = std::make_unique<Trace>(read_trace_located(f.trace_path, layer_source));
+    check_trace_layers(*r.trace, layer_source, r.model);
     check_trace_matches_model(*r.trace, r.model);
   }
   try {

@@ -14,6 +14,8 @@
 #include "formats/formats.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
+#include "trace/layer_check.hpp"
 #include "trace/trace.hpp"
 
 namespace zepp::cli {
@@ -62,7 +64,9 @@ LoadProblem problem_from_trace(const PlaceFlags& f) {
   require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
   require(f.groups >= 0, "--groups", "must be >= 0");
   const ModelShape model = model_preset(f.model);
-  const Trace trace = read_trace(f.trace_path);
+  std::map<int, std::string> layer_source;
+  const Trace trace = read_trace_located(f.trace_path, layer_source);
+  check_trace_layers(trace, layer_source, model);
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;
   Topology topo;

@@ -37,6 +37,7 @@
 #include "placement/check.hpp"
 #include "placement/pack.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace zepp {
 using namespace placement_detail;

@@ -19,6 +19,7 @@
 #include "placement/check.hpp"
 #include "placement/pack.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace zepp {
 namespace placement_detail {

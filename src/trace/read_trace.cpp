@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "trace/builder.hpp"
+#include "trace/layer_check.hpp"
 #include "trace/readers.hpp"
 
 namespace zepp {
@@ -57,6 +58,11 @@ std::string detect_format(const std::string& file, std::string_view text) {
 }  // namespace
 
 Trace read_trace(const std::string& path) {
+  std::map<int, std::string> unused;
+  return read_trace_located(path, unused);
+}
+
+Trace read_trace_located(const std::string& path, std::map<int, std::string>& layer_source) {
   Trace trace;
   trace.path = path;
   TraceBuilder builder(trace);
@@ -78,6 +84,7 @@ Trace read_trace(const std::string& path) {
     if (format == "load-csv") read_load_csv(f.path, text, f.rel, builder);
   }
   builder.finish();
+  layer_source = builder.layer_sources();
   return trace;
 }
 

@@ -39,7 +39,6 @@ struct Trace {
   std::vector<std::string> requests; // request names in order (file stem, problem id)
   std::map<int, LayerTrace> layers;  // token-level sources only
   std::vector<LoadTable> loads;      // load-only sources only
-  std::map<int, std::string> layer_source;  // layer -> where it was first read ("FILE:LINE", "FILE: byte N")
 
   bool has_tokens() const { return !layers.empty(); }
   std::vector<int> layer_ids() const;  // layers present, ascending
@@ -67,8 +66,7 @@ Trace read_trace(const std::string& path);
 
 // Throws ArgumentError naming the model when an expert id of `trace` is >= model.num_experts,
 // when a load table has a column count other than model.num_experts, or when a layer's top-k
-// differs from model.top_k; InputError naming the file and line where the layer was first read
-// and the preset when a layer id is >= model.layers (a label that cannot be a layer of the model).
+// differs from model.top_k.
 void check_trace_matches_model(const Trace& trace, const ModelShape& model);
 
 }  // namespace zepp

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 #include "trace/trace.hpp"
 
 namespace {

@@ -14,6 +14,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace {
 

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace {
 
