@@ -139,7 +139,7 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
   ASSERT_EQ(out["moves"].size(), 2u);
   for (const json& m : out["moves"]) {
     EXPECT_EQ(m["nic"], 0);
-    EXPECT_LE(m["slots"].get<int>(), 96 * 5 / 100);
+    EXPECT_LE(m["slots"].get<int>(), 96 / 10);  // a few NVLink swaps (the 288-slot case: tests/placement)
     EXPECT_DOUBLE_EQ(m["nvlink_bytes"].get<double>(), m["nvlink"].get<int>() * 3.0 * 2048 * 1408 * 2);
   }
   EXPECT_NE(again.err.find("16 of 16 GPUs serve"), std::string::npos) << again.err;
