@@ -1,5 +1,8 @@
 // Placement policies over all layers: DeepSeek EPLB and Zepp's §4.1 placement.
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
+
+#include <pybind11/stl.h>
 
 #include "bindings.hpp"
 #include "core/presets.hpp"
@@ -25,7 +28,7 @@ pb::tuple maps_to_numpy(EplbResult&& r) {
 }  // namespace
 
 void bind_placement(pb::module_& m) {
-  // weight [L, E] float32 -> (phy2log [L, P], log2phy [L, E, P - E + 1], logcnt [L, E]), int64.
+  // weight [L, E] float32 -> (phy2log [L, P], log2phy [L, E, X = the most replicas], logcnt [L, E]), int64.
   m.def("eplb_rebalance", [](Array<float> weight, int num_replicas, int num_groups, int num_nodes, int num_gpus) {
     const int L = int(weight.shape(0)), E = int(weight.shape(1));
     std::vector<float> w(weight.data(), weight.data() + weight.size());
@@ -49,6 +52,42 @@ void bind_placement(pb::module_& m) {
       r = eplb_maps(layers);
     }
     return maps_to_numpy(std::move(r));
+  });
+  // Rebalancing (paper §4.1 placement, src/placement/rebalance.cpp), layer by layer.
+  // weight [L, E] float64; previous [L, G * S] int32 or shape [0, 0]; failed: GPU ids. Returns
+  // (phy2log [L, G' * S] over the survivors, survivors [G'], moves [L, 6] float64 (slots changed,
+  // local, nvlink, nic, nvlink_bytes, nic_bytes), imbalance [L, 2] (placed, from scratch)).
+  m.def("rebalance_zepp_layers", [](Array<double> weight, int num_nodes, int gpus_per_node, int slots_per_gpu,
+                                    Array<int32_t> previous, std::vector<int> failed, double expert_bytes,
+                                    double max_moved_bytes) {
+    const int L = int(weight.shape(0)), E = int(weight.shape(1));
+    std::vector<int64_t> phy;
+    std::vector<double> moves, imbalance;
+    std::vector<int> survivors;
+    {
+      pb::gil_scoped_release unlocked;
+      const Topology topo = cluster(num_nodes, gpus_per_node);
+      RebalanceOptions opt;
+      opt.failed_gpus = failed;
+      opt.expert_bytes = expert_bytes;
+      opt.max_moved_bytes = max_moved_bytes;
+      for (int l = 0; l < L; ++l) {
+        if (previous.size() > 0)
+          opt.previous.assign(previous.data() + size_t(l) * previous.shape(1), previous.data() + size_t(l + 1) * previous.shape(1));
+        const Rebalanced r =
+            rebalance_zepp({weight.data() + size_t(l) * E, weight.data() + size_t(l + 1) * E}, topo, slots_per_gpu, opt);
+        phy.insert(phy.end(), r.placement.phy2log.begin(), r.placement.phy2log.end());
+        const MoveReport& m = r.moves;
+        moves.insert(moves.end(), {double(m.slots_changed), double(m.local), double(m.nvlink), double(m.nic), m.nvlink_bytes,
+                                   m.nic_bytes});
+        imbalance.insert(imbalance.end(), {r.imbalance, r.fresh_imbalance});
+        survivors = r.survivors;
+      }
+    }
+    const pb::ssize_t Gs = pb::ssize_t(survivors.size());
+    std::vector<int64_t> ranks(survivors.begin(), survivors.end());
+    return pb::make_tuple(to_numpy(std::move(phy), {L, Gs * slots_per_gpu}), to_numpy(std::move(ranks), {Gs}),
+                          to_numpy(std::move(moves), {L, 6}), to_numpy(std::move(imbalance), {L, 2}));
   });
 }
 

@@ -85,3 +85,24 @@ def test_malformed_files_name_file_and_field(tmp_path):
 def test_bad_arguments_name_the_argument(tmp_path, call, argument):
     with pytest.raises(ValueError, match=f"^{argument}"):
         call(tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    "name, text, read",
+    [
+        ("stats.json", '{"logical_count": [[1, 1e400]]}', zepp.read_sglang_stats),
+        ("stats.json", '{"logical_count": [[1, 2]', zepp.read_sglang_stats),
+        ("map.json", '{"phy2log": [[0, 1e400]]}', lambda p: zepp.read_placement(p, "eplb-json")),
+        ("map.json", '{"physical_to_logical_map": [[0, 1e400]]}', lambda p: zepp.read_placement(p, "sglang")),
+        ("map.json", '{"physical_to_logical_map": [[0, -1e400]]}', lambda p: zepp.read_placement(p, "sglang")),
+        ("map.json", '{"physical_to_logical_map": [[0, 99999999999999999999999]]}',
+         lambda p: zepp.read_placement(p, "sglang")),
+        ("map.yaml", "num_slots: 1e400\ninitial_global_assignments:\n  0: [0]\n", lambda p: zepp.read_placement(p, "trtllm")),
+        ("map.yaml", "num_slots: [\n", lambda p: zepp.read_placement(p, "trtllm")),
+    ],
+)
+def test_parse_failures_are_value_errors_naming_the_file(tmp_path, name, text, read):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"^{path}"):
+        read(path)

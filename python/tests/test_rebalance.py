@@ -64,17 +64,81 @@ def test_zepp_policy_hand_case():
     weight = np.array([[100, 10, 10, 10, 10, 10, 10, 40]], dtype=float)
     phy2log, log2phy, logcnt = zepp.rebalance_experts(weight, 12, 1, 2, 4, policy="zepp")
     check_maps(phy2log, log2phy, logcnt, 12, 8)
-    # Four extra slots, each to the highest load per replica: expert 0 (100), expert 0 (50), expert 7
-    # (40 > 33.3), expert 0 (33.3 > 20 > 10).
-    np.testing.assert_array_equal(logcnt[0], [4, 1, 1, 1, 1, 1, 1, 2])
-    # Replicas spread over nodes first: expert 0 on both nodes, expert 7 on both nodes.
+    # Water-filling alone (expert 0 four copies of 25, expert 7 two of 20) packs to at best 55 per
+    # GPU: every GPU holds a 25 and two of them a 20 beside a 10. Zepp's candidate counts do no worse.
+    gpu = [sum(weight[0, e] / logcnt[0, e] for e in phy2log[0, g * 3:(g + 1) * 3]) for g in range(4)]
+    assert max(gpu) <= 55 + 1e-9
+    assert all(len(set(phy2log[0, g * 3:(g + 1) * 3])) == 3 for g in range(4))  # one copy per GPU
+    # Replicas spread over nodes: the hot expert on both nodes.
     node_of_slot = np.arange(12) // 6
     assert set(node_of_slot[phy2log[0] == 0]) == {0, 1}
-    assert set(node_of_slot[phy2log[0] == 7]) == {0, 1}
     # Slots ascending in log2phy for Zepp's policy.
     for e in range(8):
         s = log2phy[0, e][log2phy[0, e] >= 0]
         assert list(s) == sorted(s)
+
+
+def test_eplb_global_policy_with_any_gpu_count():
+    # num_groups % num_nodes != 0: eplb.py's global policy, which ignores num_nodes, so 6 GPUs on 4
+    # nodes is accepted and equals the rule on one node. Extra replicas by load per replica: e0 (8),
+    # e0 (4 ties e1, e5: lowest index), e1, e5, e0 (8/3), e0 (2 ties e1, e2, e4, e5: lowest index).
+    weight = [[8, 4, 2, 1, 2, 4]]
+    phy2log, log2phy, logcnt = zepp.rebalance_experts(weight, 12, 1, 4, 6)
+    ref = zepp.rebalance_experts(weight, 12, 1, 1, 6)
+    np.testing.assert_array_equal(phy2log, ref[0])
+    np.testing.assert_array_equal(logcnt, [[5, 2, 1, 1, 1, 2]])
+    check_maps(phy2log, log2phy, logcnt, 12, 6)
+    with pytest.raises(ValueError, match="^num_gpus"):  # hierarchical (4 % 4 == 0) needs the multiple
+        zepp.rebalance_experts(weight, 12, 4, 4, 6)
+
+
+def power_law(rng, L, E, exponent):
+    return np.stack([1e6 / (rng.permutation(E) + 1.0) ** exponent for _ in range(L)])
+
+
+def test_previous_small_drift_moves_almost_nothing():
+    rng = np.random.default_rng(3)
+    weight = power_law(rng, 3, 256, 1.0)
+    first = zepp.rebalance_experts(weight, 288, 1, 4, 32, policy="zepp")[0]
+    drifted = weight * rng.uniform(0.98, 1.02, size=weight.shape)
+    bytes_ = 3 * 2048 * 1408 * 2
+    phy2log, log2phy, logcnt, moves = zepp.rebalance_experts(drifted, 288, 1, 4, 32, policy="zepp", previous=first,
+                                                             expert_bytes=bytes_, return_moves=True)
+    check_maps(phy2log, log2phy, logcnt, 288, 256)
+    assert np.all(moves["nic"] == 0)  # nothing crosses a node
+    assert np.all(moves["slots_changed"] <= 0.05 * 288)
+    np.testing.assert_array_equal(moves["slots_changed"], np.sum(phy2log != first, axis=1))
+    assert np.all(moves["imbalance"] <= moves["from_scratch_imbalance"] * 1.01 + 1e-12)
+    np.testing.assert_array_equal(moves["nvlink_bytes"], moves["nvlink"] * bytes_)
+    # No budget for moves: the previous placement stays as it is.
+    same = zepp.rebalance_experts(drifted, 288, 1, 4, 32, policy="zepp", previous=first, expert_bytes=bytes_,
+                                  max_moved_bytes=0)[0]
+    np.testing.assert_array_equal(same, first)
+
+
+def test_failed_ranks_keep_every_expert_and_rank_ids():
+    rng = np.random.default_rng(4)
+    weight = power_law(rng, 2, 64, 1.0)
+    first = zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="zepp")[0]
+    lost = [12, 13, 14, 15]  # node 3
+    phy2log, log2phy, logcnt, moves = zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="zepp", previous=first,
+                                                             failed_ranks=lost, return_moves=True)
+    assert np.all(phy2log[:, 72:] == -1)  # slot p stays on rank p // 6; the lost ranks' slots are empty
+    assert np.all(phy2log[:, :72] >= 0)
+    assert np.all(logcnt >= 1) and np.all(logcnt.sum(axis=1) == 72)
+    assert np.all(log2phy < 72)
+    np.testing.assert_array_equal(moves["survivors"], np.arange(12))
+    for layer in range(2):
+        for g in range(12):
+            assert len(set(phy2log[layer, g * 6:(g + 1) * 6])) == 6
+    with pytest.raises(ValueError, match="^failed_ranks"):
+        zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="zepp", failed_ranks=[16])
+    with pytest.raises(ValueError, match="^failed_ranks"):
+        zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="zepp", failed_ranks=list(range(15)))
+    with pytest.raises(ValueError, match="^policy"):
+        zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="eplb", previous=first)
+    with pytest.raises(ValueError, match="^previous"):
+        zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="zepp", previous=first[:, :90])
 
 
 def test_zepp_policy_on_real_loads(shared_dir):
@@ -119,6 +183,7 @@ def test_help_shows_signature_and_contract():
 
     out = subprocess.run([sys.executable, "-c", "import zepp; help(zepp.rebalance_experts)"],
                          capture_output=True, text=True, check=True).stdout
-    assert "rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, policy='eplb')" in out
+    assert ("rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, policy='eplb', previous=None, "
+            "failed_ranks=None, expert_bytes=0, max_moved_bytes=None, return_moves=False)") in out
     for word in ("phy2log", "log2phy", "logcnt", "ValueError", "§4.1"):
         assert word in out

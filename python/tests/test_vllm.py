@@ -8,6 +8,7 @@ from zepp.integrations.vllm import ZeppEplbPolicy
 
 
 def test_contract_shapes_and_consistency():
+    ZeppEplbPolicy.reset()
     rng = np.random.default_rng(5)
     weight = rng.integers(0, 500, size=(3, 16)).astype(np.float32)
     phy2log, log2phy, logcnt = ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8)
@@ -27,3 +28,19 @@ def test_classmethod_on_the_class_and_bad_arguments():
         ZeppEplbPolicy.rebalance_experts([[1.0] * 8], 12, 1, 3, 4)
     with pytest.raises(ValueError, match="^weight"):
         ZeppEplbPolicy.rebalance_experts([1.0] * 8, 12, 1, 2, 4)
+
+
+def test_rebalances_from_the_map_it_returned():
+    ZeppEplbPolicy.reset()
+    rng = np.random.default_rng(9)
+    weight = rng.pareto(1.5, size=(4, 64)) * 1000 + 1
+    first = ZeppEplbPolicy.rebalance_experts(weight, 96, 1, 4, 16)[0]
+    drifted = weight * rng.uniform(0.98, 1.02, size=weight.shape)
+    second = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16)[0]
+    scratch = zepp.rebalance_experts(drifted, 96, 1, 4, 16, policy="zepp")[0]
+    # A +-2% drift moves at most 5% of the slots; a from-scratch placement reshuffles more.
+    assert np.sum(second != first) <= 0.05 * first.size
+    assert np.sum(second != first) <= np.sum(scratch != first)
+    explicit = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16, previous=first)[0]
+    np.testing.assert_array_equal(explicit, second)
+    ZeppEplbPolicy.reset()

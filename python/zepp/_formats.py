@@ -18,6 +18,17 @@ def _path(path, name="path"):
         raise ValueError(f"{name}: expected a file path, got {path!r}") from None
 
 
+def _read(reader, path, *args):
+    """A C++ reader's failure as ValueError naming the file (they raise ValueError already; this
+    catches anything else a parser library lets through)."""
+    try:
+        return reader(path, *args)
+    except ValueError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- every parse failure becomes the documented ValueError
+        raise ValueError(f"{path}: cannot read ({type(e).__name__}: {e})") from None
+
+
 def read_sglang_stats(path):
     """Per-layer expert load from SGLang expert-distribution statistics (JSON).
 
@@ -30,7 +41,7 @@ def read_sglang_stats(path):
     Raises: ValueError naming the file and field (missing member, ragged lists, non-numbers,
     negative counts, invalid JSON with its line).
     """
-    return _zepp.read_sglang_stats(_path(path))
+    return _read(_zepp.read_sglang_stats, _path(path))
 
 
 def write_sglang_stats(path, load):
@@ -65,7 +76,7 @@ def read_placement(path, format):
     Raises: ValueError naming the file, line (YAML, JSON syntax) and field for malformed files:
     wrong shapes, non-integer or out-of-range ids, an expert missing from a row, repeated layers.
     """
-    return _zepp.read_placement(_path(path), _format(format))
+    return _read(_zepp.read_placement, _path(path), _format(format))
 
 
 def write_placement(path, phy2log, format, layer_ids=None):

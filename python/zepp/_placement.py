@@ -18,8 +18,8 @@ def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus):
 
 
 def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy):
-    """(phy2log [L,P], log2phy [L,E,P-E+1], logcnt [L,E]) as int64; the shared core of
-    rebalance_experts and the vLLM policy (which keeps log2phy P-E+1 wide)."""
+    """(phy2log [L,P], log2phy [L,E,X], logcnt [L,E]) as int64, X the most replicas; the shared core
+    of rebalance_experts and the vLLM policy (which pads log2phy to P-E+1)."""
     w, P, groups, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus)
     L, E = w.shape
     # phy2log [L, P], logcnt [L, E] and log2phy [L, E, P - E + 1] as int64, in C++ and handed to numpy.
@@ -38,7 +38,91 @@ def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy
     return _zepp.place_zepp_layers(w, nodes, gpus // nodes, P // gpus - base)
 
 
-def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, policy="eplb"):
+def _ranks(value, num_gpus):
+    """failed_ranks as a sorted list of distinct rank ids in [0, num_gpus)."""
+    if value is None:
+        return []
+    ids = array(value, "failed_ranks", 1, integer=True)
+    if ids.size and (ids.min() < 0 or ids.max() >= num_gpus):
+        raise ValueError(f"failed_ranks: expected rank ids in [0, {num_gpus}), got {ids.tolist()}")
+    if np.unique(ids).size != ids.size:
+        raise ValueError(f"failed_ranks: expected distinct ranks, got {ids.tolist()}")
+    return sorted(int(i) for i in ids)
+
+
+def _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes, max_moved_bytes):
+    """Zepp's rebalancing over all layers: (phy2log [L, P] with -1 in lost ranks' slots, survivors,
+    moves [L, 6], imbalance [L, 2])."""
+    L, E = w.shape
+    if gpus % nodes:
+        raise ValueError(f"num_gpus: expected a multiple of num_nodes = {nodes}, got {gpus}")
+    if P % gpus or not -(-E // gpus) <= P // gpus <= E:
+        raise ValueError(f"num_replicas: expected num_gpus x S slots with ceil(E / num_gpus) <= S <= E = {E}, "
+                         f"got {P} on {gpus} GPUs")
+    S = P // gpus
+    if previous is None:
+        prev = np.zeros((0, 0), dtype=np.int32)
+    else:
+        prev = array(previous, "previous", 2, integer=True)
+        if prev.shape != (L, P):
+            raise ValueError(f"previous: expected phy2log of shape [{L}, {P}] (layers, num_replicas), got {prev.shape}")
+        if prev.min() < 0 or prev.max() >= E:
+            raise ValueError(f"previous: expected expert ids in [0, {E}), got [{prev.min()}, {prev.max()}]")
+        prev = prev.astype(np.int32)
+    failed = _ranks(failed_ranks, gpus)
+    try:
+        bytes_ = float(expert_bytes)
+    except (TypeError, ValueError):
+        raise ValueError(f"expert_bytes: expected a number of bytes >= 0, got {expert_bytes!r}") from None
+    if not np.isfinite(bytes_) or bytes_ < 0:
+        raise ValueError(f"expert_bytes: expected a number of bytes >= 0, got {expert_bytes!r}")
+    if max_moved_bytes is None:
+        budget = -1.0
+    else:
+        try:
+            budget = float(max_moved_bytes)
+        except (TypeError, ValueError):
+            raise ValueError(f"max_moved_bytes: expected bytes >= 0 or None, got {max_moved_bytes!r}") from None
+        if not np.isfinite(budget) or budget < 0:
+            raise ValueError(f"max_moved_bytes: expected bytes >= 0 or None, got {max_moved_bytes!r}")
+        if previous is None:
+            raise ValueError("max_moved_bytes: needs previous (the placement moves are counted from)")
+    try:
+        phy, survivors, moves, imbalance = _zepp.rebalance_zepp_layers(w, nodes, gpus // nodes, S, prev, failed,
+                                                                       bytes_, budget)
+    except ValueError as e:  # the core names its own argument; name this function's
+        message = str(e)
+        if message.startswith("failed_gpus"):
+            raise ValueError("failed_ranks" + message[len("failed_gpus"):]) from None
+        raise
+    full = np.full((L, P), -1, dtype=np.int64)  # slot p stays on rank p // S; lost ranks' slots hold -1
+    for i, rank in enumerate(survivors):
+        full[:, rank * S:(rank + 1) * S] = phy[:, i * S:(i + 1) * S]
+    return full, survivors, moves, imbalance
+
+
+def _maps(phy2log, E):
+    """log2phy [L, E, X] (slots ascending, X = the most replicas) and logcnt [L, E] of phy2log,
+    ignoring -1 slots."""
+    L, P = phy2log.shape
+    logcnt = np.zeros((L, E), dtype=np.int64)
+    for layer in range(L):
+        live = phy2log[layer][phy2log[layer] >= 0]
+        logcnt[layer] = np.bincount(live, minlength=E)
+    X = int(logcnt.max())
+    log2phy = np.full((L, E, X), -1, dtype=np.int64)
+    for layer in range(L):
+        rank = np.zeros(E, dtype=np.int64)
+        for p in range(P):
+            e = phy2log[layer, p]
+            if e >= 0:
+                log2phy[layer, e, rank[e]] = p
+                rank[e] += 1
+    return log2phy, logcnt
+
+
+def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, policy="eplb", previous=None,
+                      failed_ranks=None, expert_bytes=0, max_moved_bytes=None, return_moves=False):
     """Replicate and place the experts of every MoE layer (DeepSeek EPLB's entry point and contract).
 
     Args:
@@ -48,28 +132,72 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         num_replicas: physical experts (slots) per layer P, all GPUs together; a multiple of
             num_gpus and at least num_logical_experts.
         num_groups: expert groups. policy="eplb": hierarchical when num_groups % num_nodes == 0
-            (groups packed onto nodes, then replicas within each node), else EPLB's global policy.
-            policy="zepp" ignores it.
+            (groups packed onto nodes, then replicas within each node; num_gpus must then be a
+            multiple of num_nodes), else EPLB's global policy, which accepts any num_nodes and
+            num_gpus. policy="zepp" ignores it.
         num_nodes: server nodes; GPUs of a node share a fast interconnect (NVLink).
-        num_gpus: GPUs (EP ranks), a multiple of num_nodes. Slot p sits on GPU p // (P / num_gpus).
-        policy: "eplb" -- DeepSeek's public EPLB rule, exact to its float32 arithmetic (ties to the
-            lowest index). "zepp" -- Zepp's placement (paper §4.1), layer by layer: each GPU's
-            R extra slots (beyond those holding every expert once) go to
-            the experts with the highest load per replica; replicas spread round-robin over nodes,
-            then balanced over the GPUs of each node. S = num_replicas / num_gpus slots per GPU,
-            R = S - ceil(E / num_gpus) extra slots, each expert at most one replica per GPU.
+        num_gpus: GPUs (EP ranks). Slot p sits on GPU p // (P / num_gpus). policy="zepp" needs a
+            multiple of num_nodes.
+        policy: "eplb" -- DeepSeek's public EPLB rule, exact to its float32 arithmetic. Ties (equal
+            loads, which real load counts contain) follow ../shared/data/eplb/reference-cases.json:
+            equal loads keep ascending index when sorted, the next replica goes to the lowest-index
+            expert among equal load per replica, the lowest-index pack wins among equally loaded
+            packs. eplb.py sorts with PyTorch's unstable sort, so its own output for ties can
+            differ between PyTorch versions. "zepp" -- Zepp's placement (paper §4.1), layer by
+            layer: replica counts and a node-spreading LPT packing within 1% of a plain LPT one
+            (src/placement/zepp.cpp); S = num_replicas / num_gpus slots per GPU,
+            ceil(E / num_gpus) <= S <= E, each expert at most one replica per GPU.
+        previous: policy "zepp" only: the current phy2log [layers, num_replicas]. The result is
+            the placement with the fewest weight moves whose expected max GPU load is within 1% of
+            a from-scratch placement's, preferring moves within a node (src/placement/rebalance.cpp);
+            slots keep their expert where it is still wanted.
+        failed_ranks: policy "zepp" only: lost EP ranks (GPU ids). Placement on the survivors, each
+            keeping its S slots; every expert keeps a replica; the lost ranks' slots hold -1 in
+            phy2log and appear nowhere in log2phy.
+        expert_bytes: weights of one expert in bytes (3 x hidden x ffn x 2 in BF16), for the moves
+            report and max_moved_bytes.
+        max_moved_bytes: with previous: per-layer budget for weight moves (bytes), trading balance
+            for churn; restoring experts of lost ranks may exceed it. None: no budget.
+        return_moves: also return a dict of per-layer numpy arrays: slots_changed, local, nvlink,
+            nic (slot counts by where the new expert's weights come from), nvlink_bytes, nic_bytes,
+            imbalance (expected max / mean GPU load), from_scratch_imbalance, survivors [G'].
 
     Returns:
         (phy2log, log2phy, logcnt), int64 numpy arrays, as EPLB returns them:
-        phy2log [layers, num_replicas]: logical expert held by each slot.
+        phy2log [layers, num_replicas]: logical expert held by each slot (-1: a lost rank's slot).
         log2phy [layers, num_logical_experts, X]: slots of each expert, -1 padded, with X the most
-            replicas any expert has (EPLB's maxlogcnt). Order: EPLB's replica ranks for "eplb",
-            ascending slots for "zepp".
+            replicas any expert has (as SGLang's EPLB; DeepSeek's eplb.py pads to P - E + 1, the
+            extra columns all -1). Order: EPLB's replica ranks for "eplb", ascending slots for "zepp".
         logcnt [layers, num_logical_experts]: replicas of each expert.
+        With return_moves, a fourth element: the dict above.
 
     Raises:
         ValueError naming the argument: weight not 2-D, empty, negative, NaN/inf or not numeric;
-        counts that are not positive integers or do not divide as required; an unknown policy.
+        counts that are not positive integers or do not divide as required; an unknown policy;
+        previous / failed_ranks with policy "eplb", of the wrong shape or out of range; too few
+        surviving ranks for every expert.
     """
-    phy2log, log2phy, logcnt = placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
-    return phy2log, log2phy[:, :, : int(logcnt.max())].copy(), logcnt
+    stable = previous is not None or failed_ranks is not None or return_moves
+    if not stable or policy != "zepp":
+        if stable:
+            raise ValueError(f"policy: previous, failed_ranks and return_moves need policy 'zepp', got {policy!r}")
+        phy2log, log2phy, logcnt = placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
+        return phy2log, log2phy[:, :, : int(logcnt.max())].copy(), logcnt
+    w, P, _, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus)
+    phy2log, survivors, moves, imbalance = _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes,
+                                                           max_moved_bytes)
+    log2phy, logcnt = _maps(phy2log, w.shape[1])
+    if not return_moves:
+        return phy2log, log2phy, logcnt
+    report = {
+        "slots_changed": moves[:, 0].astype(np.int64),
+        "local": moves[:, 1].astype(np.int64),
+        "nvlink": moves[:, 2].astype(np.int64),
+        "nic": moves[:, 3].astype(np.int64),
+        "nvlink_bytes": moves[:, 4],
+        "nic_bytes": moves[:, 5],
+        "imbalance": imbalance[:, 0],
+        "from_scratch_imbalance": imbalance[:, 1],
+        "survivors": survivors,
+    }
+    return phy2log, log2phy, logcnt, report

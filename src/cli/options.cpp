@@ -9,6 +9,7 @@
 #include "pipeline/cost.hpp"
 #include "workload/size.hpp"
 #include "core/topology_file.hpp"
+#include "trace/layer_check.hpp"
 
 namespace zepp::cli {
 
@@ -90,8 +91,10 @@ Topology WorkloadFlags::cluster() const {
   return t;
 }
 
-Trace read_trace_warning(const std::string& path, bool skip_invalid) {
-  Trace t = read_trace(path, ReadOptions{skip_invalid});
+Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model) {
+  std::map<int, std::string> layer_source;
+  Trace t = read_trace_located(path, layer_source, ReadOptions{skip_invalid});
+  if (model) check_trace_layers(t, layer_source, *model);
   if (!t.skipped_empty.empty()) {
     std::fprintf(stderr, "zepp: warning: %s: skipped %zu empty file(s) (no tokens in them, nothing lost):\n", path.c_str(),
                  t.skipped_empty.size());
@@ -142,12 +145,12 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
   r.topo = f.cluster();
   check_cost(f, r.model, r.topo);
   if (!f.trace_path.empty()) {
-    r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid));
+    r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid, &r.model));
     check_trace_matches_model(*r.trace, r.model);
   }
   if (!f.history_path.empty()) {
     require(!f.trace_path.empty(), "--history", "needs --trace (the evaluation trace) beside it");
-    r.history = std::make_unique<Trace>(read_trace_warning(f.history_path, f.skip_invalid));
+    r.history = std::make_unique<Trace>(read_trace_warning(f.history_path, f.skip_invalid, &r.model));
     check_trace_matches_model(*r.history, r.model);
   }
   try {

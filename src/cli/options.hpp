@@ -58,6 +58,7 @@ std::string non_negative(const std::string& value);
 
 // read_trace, then a warning on stderr listing the files skipped (empty, or invalid with
 // --skip-invalid) and the requests a log recorded more than once.
-Trace read_trace_warning(const std::string& path, bool skip_invalid);
+// Also rejects layer ids beyond `model`'s layer count when given (trace/layer_check.hpp).
+Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model = nullptr);
 
 }  // namespace zepp::cli

@@ -1,6 +1,7 @@
 // `zepp place`: a placement policy on per-layer loads, printed in EPLB's map form (JSON) or written as a
 // serving engine's file (--output-format sglang, trtllm, eplb-json; src/formats).
 // Loads come from a load file (EPLB's README example form) or are counted from a trace.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,8 @@
 #include "formats/formats.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
+#include "trace/layer_check.hpp"
 #include "trace/trace.hpp"
 
 namespace zepp::cli {
@@ -35,6 +38,10 @@ struct PlaceFlags {
   int extra_slots = 2;  // R (DESIGN.md §3 default, paper §6.1)
   int groups = 0;       // EPLB expert groups; 0: one per node when it divides E
   std::string output_format, output_path;  // a serving engine's file instead of the JSON on stdout
+  // Rebalancing and elastic EP (policy zepp): the current placement and lost GPUs or nodes.
+  std::string previous_path, previous_format = "eplb-json";
+  std::vector<int> failed_gpus, failed_nodes;
+  double max_moved_mb = -1;  // per layer; < 0: no budget
 };
 
 // Per-layer loads and the EPLB problem size: what a load file holds.
@@ -65,7 +72,7 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
   require(f.groups >= 0, "--groups", "must be >= 0");
   const ModelShape model = model_preset(f.model);
-  const Trace trace = read_trace_warning(path, f.skip_invalid);
+  const Trace trace = read_trace_warning(path, f.skip_invalid, &model);
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;
   Topology topo;
@@ -90,6 +97,22 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   return p;
 }
 
+Topology topology_of(const LoadProblem& p) {
+  require(p.num_gpus % p.num_nodes == 0, "num_gpus",
+          std::to_string(p.num_gpus) + " is not a multiple of num_nodes = " + std::to_string(p.num_nodes));
+  Topology topo = topology_preset("h100", p.num_nodes);  // NVLink / NIC ratio weighs moves
+  topo.gpus_per_node = p.num_gpus / p.num_nodes;
+  return topo;
+}
+
+int extra_slots_of(const LoadProblem& p, int E) {
+  const int base = (E + p.num_gpus - 1) / p.num_gpus;
+  require(p.num_replicas % p.num_gpus == 0 && p.num_replicas / p.num_gpus >= base, "num_replicas",
+          std::to_string(p.num_replicas) + " is not a multiple of num_gpus = " + std::to_string(p.num_gpus) +
+              " with at least ceil(E / num_gpus) = " + std::to_string(base) + " slots per GPU");
+  return p.num_replicas / p.num_gpus - base;
+}
+
 EplbResult place_layers(const std::string& policy, const LoadProblem& p) {
   const int L = int(p.weight.size()), E = int(p.weight[0].size());
   if (policy == "eplb") {
@@ -97,24 +120,72 @@ EplbResult place_layers(const std::string& policy, const LoadProblem& p) {
     for (const auto& row : p.weight) w.insert(w.end(), row.begin(), row.end());
     return eplb_rebalance(w, L, E, p.num_replicas, p.num_groups, p.num_nodes, p.num_gpus);
   }
-  require(p.num_gpus % p.num_nodes == 0, "num_gpus",
-          std::to_string(p.num_gpus) + " is not a multiple of num_nodes = " + std::to_string(p.num_nodes));
-  Topology topo;
-  topo.nodes = p.num_nodes;
-  topo.gpus_per_node = p.num_gpus / p.num_nodes;
   std::vector<Placement> layers;
-  for (const auto& w : p.weight) {
-    if (policy == "contiguous") {
-      layers.push_back(place_contiguous(E, topo));
-      continue;
-    }
-    const int base = (E + p.num_gpus - 1) / p.num_gpus;
-    require(p.num_replicas % p.num_gpus == 0 && p.num_replicas / p.num_gpus >= base, "num_replicas",
-            std::to_string(p.num_replicas) + " is not a multiple of num_gpus = " + std::to_string(p.num_gpus) +
-                " with at least ceil(E / num_gpus) = " + std::to_string(base) + " slots per GPU");
-    layers.push_back(place_zepp(w, topo, p.num_replicas / p.num_gpus - base));
-  }
+  for (const auto& w : p.weight)
+    layers.push_back(policy == "contiguous" ? place_contiguous(E, topology_of(p)) : place_zepp(w, topology_of(p), extra_slots_of(p, E)));
   return eplb_maps(layers);
+}
+
+// Zepp placements rebalanced from `previous` and/or on the survivors of lost GPUs, per layer.
+struct Rebalancing {
+  EplbResult maps;
+  std::vector<int> ranks;                  // original GPU of each surviving rank
+  std::vector<Rebalanced> layers;
+};
+
+Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const ExpertMap* previous, double expert_bytes) {
+  const Topology topo = topology_of(p);
+  const int E = int(p.weight[0].size()), S = p.num_replicas / p.num_gpus;
+  extra_slots_of(p, E);  // validates num_replicas
+  RebalanceOptions opt;
+  opt.failed_gpus = f.failed_gpus;
+  for (int n : f.failed_nodes) {
+    require(n >= 0 && n < topo.nodes, "--failed-nodes",
+            "node " + std::to_string(n) + " is outside [0, " + std::to_string(topo.nodes) + ")");
+    for (int g = 0; g < topo.gpus_per_node; ++g) opt.failed_gpus.push_back(n * topo.gpus_per_node + g);
+  }
+  std::sort(opt.failed_gpus.begin(), opt.failed_gpus.end());
+  if (auto d = std::adjacent_find(opt.failed_gpus.begin(), opt.failed_gpus.end()); d != opt.failed_gpus.end())
+    throw ArgumentError("--failed-gpus: GPU " + std::to_string(*d) + " is lost twice (listed, or on a --failed-nodes node)");
+  opt.expert_bytes = expert_bytes;
+  opt.max_moved_bytes = f.max_moved_mb < 0 ? -1 : f.max_moved_mb * 1e6;
+  Rebalancing out;
+  std::vector<Placement> placed;
+  for (size_t l = 0; l < p.weight.size(); ++l) {
+    if (previous) {
+      // Rows by position for eplb-json (its rows carry no layer ids); by model layer id for sglang
+      // and trtllm files when the loads come from a trace.
+      int row = int(l);
+      if (f.previous_format != "eplb-json" && !p.layer_ids.empty()) {
+        auto it = std::find(previous->layer_ids.begin(), previous->layer_ids.end(), p.layer_ids[l]);
+        require(it != previous->layer_ids.end(), "--previous",
+                f.previous_path + " has no row for layer " + std::to_string(p.layer_ids[l]) + " of the trace");
+        row = int(it - previous->layer_ids.begin());
+      }
+      require(row < previous->num_layers(), "--previous",
+              f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
+                  std::to_string(p.weight.size()));
+      require(previous->num_slots == p.num_replicas, "--previous",
+              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected num_replicas = " +
+                  std::to_string(p.num_replicas));
+      opt.previous.assign(previous->phy2log.begin() + size_t(row) * previous->num_slots,
+                          previous->phy2log.begin() + size_t(row + 1) * previous->num_slots);
+      for (int32_t e : opt.previous)
+        require(e < E, "--previous", f.previous_path + " places expert " + std::to_string(e) + ", the loads have " +
+                                         std::to_string(E) + " experts");
+    }
+    try {
+      out.layers.push_back(rebalance_zepp(p.weight[l], topo, S, opt));
+    } catch (const ArgumentError& e) {  // name the flags, not the library's arguments
+      const std::string what = e.what();
+      if (what.rfind("failed_gpus:", 0) == 0) throw ArgumentError("--failed-gpus/--failed-nodes:" + what.substr(12));
+      throw;
+    }
+    placed.push_back(out.layers.back().placement);
+  }
+  out.ranks = out.layers[0].survivors;
+  out.maps = eplb_maps(placed);
+  return out;
 }
 
 // Row-major [rows * cols] array as nested JSON lists.
@@ -152,14 +223,29 @@ void run(const PlaceFlags& f) {
           "expected eplb, zepp or contiguous, got '" + f.policy + "'");
   const std::string source = f.history_path.empty() ? f.trace_path : f.history_path;
   require(f.load_path.empty() != source.empty(), "--load", "give exactly one of --load FILE or --trace/--history PATH");
+  const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
+  require(!rebalancing || f.policy == "zepp", "--previous",
+          "--previous, --failed-gpus and --failed-nodes need --policy zepp (got '" + f.policy + "')");
+  require(f.max_moved_mb < 0 || !f.previous_path.empty(), "--max-moved-mb", "needs --previous FILE");
+  require(f.max_moved_mb < 0 || !f.model.empty(), "--max-moved-mb",
+          "needs --model (the preset gives an expert's size in bytes)");
   const LoadProblem p = f.load_path.empty() ? problem_from_trace(f, source) : read_load_file(f.load_path);
   require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
   EplbResult r;
+  Rebalancing reb;
   try {
-    r = place_layers(f.policy, p);
+    if (rebalancing) {
+      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_expert_map(f.previous_path, f.previous_format);
+      const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model).expert_weight_bytes();
+      reb = rebalance_layers(f, p, f.previous_path.empty() ? nullptr : &previous, expert_bytes);
+      r = reb.maps;
+    } else {
+      r = place_layers(f.policy, p);
+    }
   } catch (const ArgumentError& e) {
-    if (f.load_path.empty()) throw;
-    throw InputError(f.load_path + ": " + e.what());  // the argument is a field of the file
+    const std::string what = e.what();
+    if (f.load_path.empty() || what.rfind("--", 0) == 0) throw;
+    throw InputError(f.load_path + ": " + what);  // the argument is a field of the file
   }
   if (!f.output_format.empty()) {
     ExpertMap map;
@@ -168,7 +254,6 @@ void run(const PlaceFlags& f) {
     map.num_slots = r.replicas;
     map.phy2log.assign(r.phy2log.begin(), r.phy2log.end());
     write_expert_map(f.output_path, map, f.output_format);
-    return;
   }
   json log2phy = json::array();
   for (int l = 0; l < r.layers; ++l) {
@@ -181,8 +266,30 @@ void run(const PlaceFlags& f) {
               {"log2phy", std::move(log2phy)},
               {"logcnt", nested(r.logcnt, r.layers, r.experts)}};
   if (!p.layer_ids.empty()) out["layers"] = p.layer_ids;
+  if (rebalancing) {
+    out["ranks"] = reb.ranks;  // original GPU of each rank of phy2log (survivors only)
+    json moves = json::array(), imbalance = json::array();
+    MoveReport total;
+    for (const Rebalanced& l : reb.layers) {
+      moves.push_back({{"slots", l.moves.slots_changed}, {"local", l.moves.local}, {"nvlink", l.moves.nvlink},
+                       {"nic", l.moves.nic}, {"nvlink_bytes", l.moves.nvlink_bytes}, {"nic_bytes", l.moves.nic_bytes}});
+      imbalance.push_back({{"placed", l.imbalance}, {"from_scratch", l.fresh_imbalance}});
+      total.slots_changed += l.moves.slots_changed;
+      total.nvlink_bytes += l.moves.nvlink_bytes;
+      total.nic_bytes += l.moves.nic_bytes;
+    }
+    if (!f.previous_path.empty()) out["moves"] = std::move(moves);
+    out["imbalance"] = std::move(imbalance);
+    std::fprintf(stderr, "zepp place: %d of %d GPUs serve; %s\n", int(reb.ranks.size()), p.num_gpus,
+                 f.previous_path.empty()
+                     ? "no --previous placement, so no moves counted"
+                     : ("moved " + std::to_string(total.slots_changed) + " slots over " + std::to_string(r.layers) +
+                        " layers: " + std::to_string(total.nvlink_bytes / 1e6) + " MB over NVLink, " +
+                        std::to_string(total.nic_bytes / 1e6) + " MB over NICs")
+                           .c_str());
+  }
   if (!f.history_path.empty() && !f.trace_path.empty()) out["evaluation"] = evaluate(r, p, problem_from_trace(f, f.trace_path), f.trace_path);
-  std::fputs((out.dump() + "\n").c_str(), stdout);
+  if (f.output_format.empty()) std::fputs((out.dump() + "\n").c_str(), stdout);
 }
 
 }  // namespace
@@ -202,7 +309,8 @@ void add_place(CLI::App& app) {
   cmd->add_option("--history", f->history_path,
                   "Place from this trace instead; --trace then evaluates the placement (\"evaluation\": per-layer "
                   "imbalance = busiest GPU's load / mean)");
-  cmd->add_option("--model", f->model, "Model preset of the trace (with --trace)");
+  cmd->add_option("--model", f->model,
+                  "Model preset: of the trace (with --trace), and the expert size for move bytes (with --previous)");
   cmd->add_flag("--skip-invalid", f->skip_invalid, "Skip malformed trace files (each listed with its error) instead of stopping");
   cmd->add_option("--nodes", f->nodes, "Nodes (with --trace)");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --trace; default: the --topology's)");
@@ -216,6 +324,23 @@ void add_place(CLI::App& app) {
                   "YAML) or eplb-json")
       ->check(CLI::IsMember(placement_format_names()));
   cmd->add_option("--output", f->output_path, "File written with --output-format");
+  cmd->add_option("--previous", f->previous_path,
+                  "Current placement (policy zepp): rebalance from it with the fewest weight moves that reach within "
+                  "1% of a from-scratch placement's balance; rows by position (eplb-json) or layer id (sglang, trtllm). JSON output "
+                  "adds per-layer moves (slots, bytes over NVLink and NICs) and imbalance");
+  cmd->add_option("--previous-format", f->previous_format, "Format of --previous: eplb-json (also zepp place's JSON), "
+                  "sglang or trtllm")
+      ->check(CLI::IsMember(placement_format_names()))
+      ->capture_default_str();
+  cmd->add_option("--failed-gpus", f->failed_gpus,
+                  "Lost GPUs (comma-separated ids): place on the survivors, each keeping its slots; phy2log then has "
+                  "one row segment per surviving rank, listed in the output's \"ranks\"")
+      ->delimiter(',');
+  cmd->add_option("--failed-nodes", f->failed_nodes, "Lost nodes (comma-separated ids): all their GPUs are lost")
+      ->delimiter(',');
+  cmd->add_option("--max-moved-mb", f->max_moved_mb,
+                  "Per-layer budget for weight moves in MB (with --previous and --model): trades balance for churn; "
+                  "restoring experts of lost GPUs may exceed it");
   cmd->callback([f] { run(*f); });
 }
 

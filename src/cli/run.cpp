@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/degraded.hpp"
 #include "cli/options.hpp"
 #include "cli/run_layers.hpp"
 #include "core/error.hpp"
@@ -26,6 +27,7 @@ struct RunFlags {
   double tolerance = 1e-4;
   bool nodes_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
+  std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
 };
 
 std::vector<std::string> split_names(const std::string& s) {
@@ -60,6 +62,17 @@ std::string table(const nlohmann::json& doc) {
                   s["nvlink_bytes"].get<double>() / 1e6, s["nic_bytes"].get<double>() / 1e6,
                   s["bytes_match_plan"].get<bool>() ? "yes" : "NO", s["max_rel_error"].get<double>(),
                   s["output_checksum"].get<std::string>().c_str(), s["wire_checksum"].get<std::string>().c_str());
+    out += line;
+  }
+  if (doc.contains("degraded")) {
+    const auto& d = doc["degraded"];
+    const auto& z = d["zepp_rebalance"];
+    std::snprintf(line, sizeof line,
+                  "degraded: nodes %s lost, %d of %d nodes run the full batch; zepp rebalancing refills %d slots "
+                  "(%.1f MB NVLink, %.1f MB NIC), expected imbalance %.4f -> %.4f\n",
+                  d["failed_nodes"].dump().c_str(), d["nodes_after"].get<int>(), d["nodes_before"].get<int>(),
+                  z["slots_changed"].get<int>(), z["nvlink_bytes"].get<double>() / 1e6, z["nic_bytes"].get<double>() / 1e6,
+                  z["imbalance_before"].get<double>(), z["imbalance_after"].get<double>());
     out += line;
   }
   out += "per rank (ms; bytes sent):\n";
@@ -102,8 +115,18 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   const int gpn = probe.cluster().gpus_per_node;
   require(size % gpn == 0, "--gpus-per-node",
           std::to_string(gpn) + " does not divide the " + std::to_string(size) + " MPI ranks (nodes = ranks / GPUs per node)");
-  require(!f.nodes_given || f.w.nodes == size / gpn, "--nodes",
-          "must equal ranks / --gpus-per-node = " + std::to_string(size / gpn) + " (or be left out)");
+  const int lost = int(f.failed_nodes.size());
+  require(!f.nodes_given || f.w.nodes == size / gpn + lost, "--nodes",
+          "must equal ranks / --gpus-per-node + lost nodes = " + std::to_string(size / gpn + lost) + " (or be left out)");
+  require(lost == 0 || f.layers.empty(), "--failed-nodes", "runs one layer; leave out --layers");
+  nlohmann::json degraded;
+  if (lost > 0) {  // the full cluster's batch and placement, moved onto the surviving ranks
+    f.w.nodes = size / gpn + lost;
+    const Degraded d = degrade(f.w, f.opt.strategy, f.failed_nodes, resolve(f.w));
+    f.w = d.flags;
+    f.opt.strategy = d.opt;
+    degraded = d.report;
+  }
   f.w.nodes = size / gpn;
   f.w.strategies = int(names.size());
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
@@ -132,6 +155,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   doc["tokens_per_gpu"] = r.workload.tokens_per_gpu, doc["hidden"] = r.model.hidden, doc["ffn"] = r.model.ffn;
   doc["nic_gbps"] = f.w.nic_gbps ? nlohmann::json(*f.w.nic_gbps) : nlohmann::json(nullptr);
   doc["tolerance"] = f.tolerance;
+  if (lost > 0) doc["degraded"] = degraded;
   doc["strategies"] = nlohmann::json::array();
   double worst = 0;
   for (const auto& name : names) {
@@ -182,6 +206,10 @@ void add_run(CLI::App& app) {
   cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
+  cmd->add_option("--failed-nodes", f->failed_nodes,
+                  "Lost nodes (comma-separated ids) of a cluster of ranks / --gpus-per-node + lost nodes: the ranks are "
+                  "its surviving GPUs, running the full cluster's batch with every GPU keeping its slots")
+      ->delimiter(',');
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
     check_flags(*f);

@@ -2,9 +2,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/degraded.hpp"
 #include "cli/model.hpp"
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
@@ -28,6 +30,7 @@ struct SimulateFlags {
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false;
   ServeFlags serve;
   ModelFlags model;
+  std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
 };
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -77,6 +80,8 @@ void run(const SimulateFlags& f) {
   require(f.model.active() || !f.model.any_step_flag(), "--phase/--batch/--context/--kv-cache-gb",
           "describe a whole model's step; add --layers all (or a list)");
   require(f.timeline.empty() || !f.model.active(), "--timeline", "draws one layer; it does not combine with --layers");
+  require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
+          "runs one layer; leave out --iterations and --layers");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;
@@ -100,11 +105,41 @@ void run(const SimulateFlags& f) {
   // 3-9x the greedy routing itself; auto solves it up to kAutoOptimumGpus GPUs.
   constexpr int kAutoOptimumGpus = 256;
   opt.optimal = f.optimum == "on" || (f.optimum == "auto" && r.topo.num_gpus() <= kAutoOptimumGpus);
+  std::optional<Degraded> d;  // checked before anything runs
+  if (!f.failed_nodes.empty()) {
+    require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
+    d = degrade(f.w, opt, f.failed_nodes, r);
+  }
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
   if (!f.timeline.empty()) write_timelines(f.timeline, outcomes, r.topo);
 
   const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes);
+  if (d) {  // the same layer on the cluster that survives
+    const ResolvedWorkload after = resolve(d->flags);
+    std::vector<StrategyOutcome> degraded;
+    for (const auto& name : names) degraded.push_back(run_strategy(name, after.workload, after.model, after.topo, d->opt, ex));
+    const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded);
+    if (f.format == "json") {
+      const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d->report}};
+      std::fputs((doc.dump(2) + "\n").c_str(), stdout);
+      return;
+    }
+    const auto& z = d->report["zepp_rebalance"];
+    std::string text = "before: " + std::to_string(r.topo.nodes) + " nodes\n" + summary_table(summary) + "\nafter losing node(s) " +
+                       d->report["failed_nodes"].dump() + ": " + std::to_string(after.topo.nodes) +
+                       " nodes, the same batch (--size-mb x " + std::to_string(r.topo.nodes) + " / " +
+                       std::to_string(after.topo.nodes) + " per GPU), " + std::to_string(d->report["slots_per_gpu"].get<int>()) +
+                       " slots per GPU\n" + summary_table(after_summary);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "zepp rebalancing onto the survivors: %d slots refilled, %.1f MB over NVLink, %.1f MB over NICs; expected "
+                  "imbalance %.4f before, %.4f after; every expert keeps >= %d replica(s)\n",
+                  z["slots_changed"].get<int>(), z["nvlink_bytes"].get<double>() / 1e6, z["nic_bytes"].get<double>() / 1e6,
+                  z["imbalance_before"].get<double>(), z["imbalance_after"].get<double>(), z["min_replicas"].get<int>());
+    std::fputs((text + line).c_str(), stdout);
+    return;
+  }
   std::string text = f.format == "json" ? summary.dump(2) + "\n" : f.format == "csv" ? summary_csv(summary) : summary_table(summary);
   std::fputs(text.c_str(), stdout);
 }
@@ -128,6 +163,10 @@ void add_simulate(CLI::App& app) {
   cmd->add_option("--balance-slack", f->opt.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.nic_slack, "C_NIC: NIC load within (1 + C_NIC) V / G (equation 2)")->capture_default_str();
   cmd->add_option("--eplb-groups", f->opt.eplb_groups, "EPLB expert groups (0: one per node when it divides)");
+  cmd->add_option("--failed-nodes", f->failed_nodes,
+                  "Lost nodes (comma-separated ids): also run the layer on the surviving nodes, each GPU keeping its "
+                  "slots and the batch's tokens kept, and report latency before and after plus Zepp's rebalancing moves")
+      ->delimiter(',');
   cmd->add_flag("--no-split", f->no_split, "Zepp ablation: no NIC split");
   cmd->add_flag("--no-merge", f->no_merge, "Zepp ablation: no merge in dispatch or combine");
   cmd->add_flag("--no-overlap", f->no_overlap, "Zepp ablation: barrier-separated dispatch, compute, combine");

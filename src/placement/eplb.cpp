@@ -116,37 +116,40 @@ EplbResult eplb_rebalance(const std::vector<float>& weight, int layers, int expe
           std::to_string(num_replicas) + " is fewer than the " + std::to_string(experts) + " experts");
   require(num_replicas % num_gpus == 0, "num_replicas",
           std::to_string(num_replicas) + " is not a multiple of num_gpus = " + std::to_string(num_gpus));
-  require(num_gpus % num_nodes == 0, "num_gpus",
-          std::to_string(num_gpus) + " is not a multiple of num_nodes = " + std::to_string(num_nodes));
   for (size_t i = 0; i < weight.size(); ++i)
     if (!(std::isfinite(weight[i]) && weight[i] >= 0))  // message built only on failure: this loop is hot
       throw ArgumentError("weight: layer " + std::to_string(i / experts) + " expert " + std::to_string(i % experts) +
                           " is " + std::to_string(weight[i]) + ", expected a finite value >= 0");
   // The reference's policy switch: hierarchical only when groups split evenly over nodes.
   const bool hierarchical = num_groups % num_nodes == 0;
-  if (hierarchical)
+  if (hierarchical) {
+    require(num_gpus % num_nodes == 0, "num_gpus",
+            std::to_string(num_gpus) + " is not a multiple of num_nodes = " + std::to_string(num_nodes) +
+                " (the hierarchical policy, num_groups % num_nodes == 0, needs it)");
     require(experts % num_groups == 0, "num_groups",
             std::to_string(num_groups) + " does not divide the " + std::to_string(experts) + " experts");
-  else
+  } else
     num_groups = num_nodes = 1;
 
   EplbResult r;
   r.layers = layers;
   r.experts = experts;
   r.replicas = num_replicas;
-  r.max_replicas = num_replicas - experts + 1;
   r.phy2log.assign(size_t(layers) * num_replicas, 0);
-  r.log2phy.assign(size_t(layers) * experts * r.max_replicas, -1);
   r.logcnt.assign(size_t(layers) * experts, 0);
-  std::vector<int> phy_rank(num_replicas);
-  for (int l = 0; l < layers; ++l) {
-    int64_t* phy2log = &r.phy2log[size_t(l) * num_replicas];
-    hierarchical_layer(&weight[size_t(l) * experts], experts, num_replicas, num_groups, num_nodes, num_gpus, phy2log,
-                       phy_rank.data(), &r.logcnt[size_t(l) * experts]);
-    // log2phy[l][e][rank] = physical expert holding replica `rank` of e (the reference's scatter).
-    for (int p = 0; p < num_replicas; ++p)
-      r.log2phy[(size_t(l) * experts + phy2log[p]) * r.max_replicas + phy_rank[p]] = p;
-  }
+  std::vector<int> phy_rank(size_t(layers) * num_replicas);
+  for (int l = 0; l < layers; ++l)
+    hierarchical_layer(&weight[size_t(l) * experts], experts, num_replicas, num_groups, num_nodes, num_gpus,
+                       &r.phy2log[size_t(l) * num_replicas], &phy_rank[size_t(l) * num_replicas],
+                       &r.logcnt[size_t(l) * experts]);
+  r.max_replicas = int(*std::max_element(r.logcnt.begin(), r.logcnt.end()));
+  r.log2phy.assign(size_t(layers) * experts * r.max_replicas, -1);
+  // log2phy[l][e][rank] = physical expert holding replica `rank` of e (the reference's scatter).
+  for (int l = 0; l < layers; ++l)
+    for (int p = 0; p < num_replicas; ++p) {
+      const size_t i = size_t(l) * num_replicas + p;
+      r.log2phy[(size_t(l) * experts + r.phy2log[i]) * r.max_replicas + phy_rank[i]] = p;
+    }
   return r;
 }
 

@@ -1,4 +1,6 @@
 // Placements in EPLB's output form, so every policy prints and compares alike.
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "placement/placement.hpp"
 
@@ -15,17 +17,23 @@ EplbResult eplb_maps(const std::vector<Placement>& layers) {
     require(layers[l].num_experts == r.experts && layers[l].num_slots() == r.replicas, "layers",
             "layer " + std::to_string(l) + " has a different expert or slot count than layer 0");
   }
-  r.max_replicas = r.replicas - r.experts + 1;
   r.phy2log.reserve(size_t(r.layers) * r.replicas);
-  r.log2phy.assign(size_t(r.layers) * r.experts * r.max_replicas, -1);
   r.logcnt.assign(size_t(r.layers) * r.experts, 0);
   for (int l = 0; l < r.layers; ++l)
     for (int p = 0; p < r.replicas; ++p) {
-      const int e = layers[l].phy2log[p];
-      r.phy2log.push_back(e);
-      int64_t& rank = r.logcnt[size_t(l) * r.experts + e];  // replicas ranked by slot, ascending
-      r.log2phy[(size_t(l) * r.experts + e) * r.max_replicas + rank++] = p;
+      r.phy2log.push_back(layers[l].phy2log[p]);
+      ++r.logcnt[size_t(l) * r.experts + layers[l].phy2log[p]];
     }
+  r.max_replicas = int(*std::max_element(r.logcnt.begin(), r.logcnt.end()));
+  r.log2phy.assign(size_t(r.layers) * r.experts * r.max_replicas, -1);
+  std::vector<int> rank(r.experts);
+  for (int l = 0; l < r.layers; ++l) {
+    std::fill(rank.begin(), rank.end(), 0);
+    for (int p = 0; p < r.replicas; ++p) {  // replicas ranked by slot, ascending
+      const int e = layers[l].phy2log[p];
+      r.log2phy[(size_t(l) * r.experts + e) * r.max_replicas + rank[e]++] = p;
+    }
+  }
   return r;
 }
 

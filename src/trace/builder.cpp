@@ -70,6 +70,7 @@ void TraceBuilder::add_load_row(const std::string& table, int layer, std::vector
   auto [it, fresh] = table_index_.try_emplace(table, out_.loads.size());
   if (fresh) out_.loads.push_back(LoadTable{table, {}});
   LoadTable& t = out_.loads[it->second];
+  load_seen_.try_emplace(layer, at.str());
   if (!t.per_layer.emplace(layer, std::move(row)).second)
     fail(at, "expected one row per (layer, language), got layer " + std::to_string(layer) + " of " + table + " twice");
 }
@@ -148,6 +149,12 @@ void TraceBuilder::finish() {
     for (int32_t id : it->second.expert_ids) max_id = std::max(max_id, int(id));
   }
   if (out_.loads.empty()) out_.num_experts = max_id + 1;
+}
+
+std::map<int, std::string> TraceBuilder::layer_sources() const {
+  std::map<int, std::string> out = first_seen_;
+  for (const auto& [layer, where] : load_seen_) out.try_emplace(layer, where);
+  return out;
 }
 
 }  // namespace zepp::trace_detail

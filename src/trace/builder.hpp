@@ -54,11 +54,15 @@ class TraceBuilder {
   // Final checks (no empty layer) and num_experts.
   void finish();
 
+  // Where each layer (tokens or load rows) was first read.
+  std::map<int, std::string> layer_sources() const;
+
  private:
   LayerTrace& layer_at(int layer, const SourcePos& at);
 
   Trace& out_;
   std::map<int, std::string> first_seen_;  // layer -> where it was first named
+  std::map<int, std::string> load_seen_;   // layer -> where its first load row was read
   std::map<std::string, size_t> table_index_;
   std::string columns_seen_;  // where the load column count was first set
 };

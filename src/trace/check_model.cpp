@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "trace/layer_check.hpp"
 #include "trace/trace.hpp"
 
 namespace zepp {
@@ -42,6 +44,29 @@ void check_trace_matches_model(const Trace& trace, const ModelShape& model) {
           fail("load table " + t.name + " layer " + std::to_string(layer) + " has load " + std::to_string(x) +
                ", expected finite loads >= 0");
     }
+}
+
+void check_trace_layers(const Trace& trace, const std::map<int, std::string>& layer_source, const ModelShape& model) {
+  if (model.layers > 0) {
+    int top = trace.layers.empty() ? -1 : trace.layers.rbegin()->first;
+    for (const LoadTable& t : trace.loads)
+      if (!t.per_layer.empty()) top = std::max(top, t.per_layer.rbegin()->first);
+    if (top >= model.layers) {
+      const int first = [&] {  // the lowest offending layer, for a message pointing at its first line
+        int id = top;
+        for (const auto& [layer, lt] : trace.layers)
+          if (layer >= model.layers) id = std::min(id, layer);
+        for (const LoadTable& t : trace.loads)
+          if (auto it = t.per_layer.lower_bound(model.layers); it != t.per_layer.end()) id = std::min(id, it->first);
+        return id;
+      }();
+      const auto where = layer_source.find(first);
+      throw InputError((where != layer_source.end() ? where->second : trace.path) + ": layer " +
+                       std::to_string(first) + " is beyond the " + std::to_string(model.layers) + " layers (ids 0.." +
+                       std::to_string(model.layers - 1) + ") of model preset " + model.name +
+                       "; the trace's layer labels do not belong to this model");
+    }
+  }
 }
 
 }  // namespace zepp

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "trace/builder.hpp"
+#include "trace/layer_check.hpp"
 #include "trace/readers.hpp"
 
 namespace zepp {
@@ -140,6 +141,11 @@ void read_one(const TraceFile& f, const simdjson::padded_string& text, const std
 }  // namespace
 
 Trace read_trace(const std::string& path, const ReadOptions& options) {
+  std::map<int, std::string> unused;
+  return read_trace_located(path, unused, options);
+}
+
+Trace read_trace_located(const std::string& path, std::map<int, std::string>& layer_source, const ReadOptions& options) {
   Trace trace;
   trace.path = path;
   TraceBuilder builder(trace);
@@ -183,6 +189,7 @@ Trace read_trace(const std::string& path, const ReadOptions& options) {
                      " empty and " + std::to_string(trace.skipped_invalid.size()) + " invalid files, none readable");
   }
   builder.finish();
+  layer_source = builder.layer_sources();
   return trace;
 }
 

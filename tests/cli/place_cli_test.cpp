@@ -1,5 +1,6 @@
 // `zepp place` end to end: the EPLB README example, Zepp and contiguous policies on a load
 // file, a real trace, and malformed load files (exit status 2 with a message naming the field).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -35,7 +36,7 @@ TEST(PlaceCli, EplbReadmeExamplePrintsPublishedPhy2log) {
   EXPECT_EQ(out["phy2log"], expected);
   ASSERT_EQ(out["logcnt"].size(), 2u);
   EXPECT_EQ(out["logcnt"][0], json({1, 2, 1, 1, 2, 2, 1, 1, 1, 1, 2, 1}));
-  EXPECT_EQ(out["log2phy"][0][5], json({0, 2, -1, -1, -1}));  // X = 16 - 12 + 1
+  EXPECT_EQ(out["log2phy"][0][5], json({0, 2}));  // X = the largest replica count, as zepp.rebalance_experts
 }
 
 // The hand case of tests/placement: 2 nodes x 2 GPUs, 8 slots -> S = 2, R = 1.
@@ -44,7 +45,7 @@ TEST(PlaceCli, ZeppAndContiguousOnLoadFile) {
       R"({"weight": [[100, 10, 10, 10]], "num_replicas": 8, "num_groups": 1, "num_nodes": 2, "num_gpus": 4})");
   const auto z = run_zepp("place --policy zepp --load " + f);
   ASSERT_EQ(z.status, 0) << z.err;
-  EXPECT_EQ(json::parse(z.out)["phy2log"], json({{0, 2, 0, 1, 0, 3, 0, 1}}));
+  EXPECT_EQ(json::parse(z.out)["phy2log"], json({{0, 1, 0, 3, 0, 2, 0, 1}}));
   EXPECT_EQ(json::parse(z.out)["logcnt"], json({{4, 2, 1, 1}}));
   const auto c = run_zepp("place --policy contiguous --load " + f);
   ASSERT_EQ(c.status, 0) << c.err;
@@ -94,6 +95,91 @@ TEST(PlaceCli, TraceLoadsEveryLayer) {
   const auto e = run_zepp("place --policy eplb --trace " + trace + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2");
   ASSERT_EQ(e.status, 0) << e.err;
   EXPECT_EQ(json::parse(e.out)["phy2log"][0].size(), 16u);
+}
+
+// eplb.py's global policy (num_groups % num_nodes != 0) accepts 6 GPUs on 4 nodes; num_nodes plays
+// no part in it.
+TEST(PlaceCli, EplbGlobalPolicyAnyGpuCount) {
+  const std::string four = write_temp("place_global4.json",
+      R"({"weight": [[8, 4, 2, 1, 2, 4]], "num_replicas": 12, "num_groups": 1, "num_nodes": 4, "num_gpus": 6})");
+  const std::string one = write_temp("place_global1.json",
+      R"({"weight": [[8, 4, 2, 1, 2, 4]], "num_replicas": 12, "num_groups": 1, "num_nodes": 1, "num_gpus": 6})");
+  const auto a = run_zepp("place --policy eplb --load " + four), b = run_zepp("place --policy eplb --load " + one);
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(json::parse(a.out), json::parse(b.out));
+  EXPECT_EQ(json::parse(a.out)["logcnt"], json({{5, 2, 1, 1, 1, 2}}));
+  EXPECT_EQ(json::parse(a.out)["log2phy"][0][0].size(), 5u);
+}
+
+// Power-law loads, 2 layers x 64 experts on 4 nodes x 4 GPUs, 96 slots. Rebalancing after a small
+// drift moves nothing across nodes; losing node 3 keeps every expert on the 12 surviving ranks.
+TEST(PlaceCli, PreviousPlacementAndLostNode) {
+  std::string w1 = "[", w2 = "[";
+  for (int l = 0; l < 2; ++l) {
+    w1 += l ? ",[" : "[";
+    w2 += l ? ",[" : "[";
+    for (int e = 0; e < 64; ++e) {
+      const double load = 1e6 / ((e * 37 + l * 11) % 64 + 1.0);
+      w1 += (e ? "," : "") + std::to_string(load);
+      w2 += (e ? "," : "") + std::to_string(load * (1 + 0.02 * ((e * 7 % 5) - 2) / 2));  // within +-2%
+    }
+    w1 += "]";
+    w2 += "]";
+  }
+  const std::string tail = R"(], "num_replicas": 96, "num_groups": 1, "num_nodes": 4, "num_gpus": 16})";
+  const std::string before = write_temp("place_before.json", R"({"weight": )" + w1 + tail);
+  const std::string after = write_temp("place_after.json", R"({"weight": )" + w2 + tail);
+  const auto first = run_zepp("place --policy zepp --load " + before);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const std::string current = write_temp("place_current.json", first.out);
+  const auto again = run_zepp("place --policy zepp --load " + after + " --previous " + current + " --model deepseek-v2-lite");
+  ASSERT_EQ(again.status, 0) << again.err;
+  const json out = json::parse(again.out);
+  ASSERT_EQ(out["moves"].size(), 2u);
+  for (const json& m : out["moves"]) {
+    EXPECT_EQ(m["nic"], 0);
+    EXPECT_LE(m["slots"].get<int>(), 96 / 10);  // a few NVLink swaps (the 288-slot case: tests/placement)
+    EXPECT_DOUBLE_EQ(m["nvlink_bytes"].get<double>(), m["nvlink"].get<int>() * 3.0 * 2048 * 1408 * 2);
+  }
+  EXPECT_NE(again.err.find("16 of 16 GPUs serve"), std::string::npos) << again.err;
+
+  const auto budget = run_zepp("place --policy zepp --load " + after + " --previous " + current +
+                               " --model deepseek-v2-lite --max-moved-mb 0");
+  ASSERT_EQ(budget.status, 0) << budget.err;
+  EXPECT_EQ(json::parse(budget.out)["phy2log"], json::parse(first.out)["phy2log"]);
+
+  const auto lost = run_zepp("place --policy zepp --load " + before + " --previous " + current + " --failed-nodes 3");
+  ASSERT_EQ(lost.status, 0) << lost.err;
+  const json l = json::parse(lost.out);
+  EXPECT_EQ(l["ranks"], json({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  for (const json& row : l["phy2log"]) {
+    ASSERT_EQ(row.size(), 72u);  // 12 ranks x 6 slots
+    std::vector<int> seen(64, 0);
+    for (const json& e : row) ++seen[e.get<int>()];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 0), 0);
+  }
+  const auto both = run_zepp("place --policy zepp --load " + before + " --failed-nodes 3 --failed-gpus 13");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("--failed-gpus: GPU 13 is lost twice"), std::string::npos) << both.err;
+  const auto eplb = run_zepp("place --policy eplb --load " + before + " --failed-gpus 1");
+  EXPECT_EQ(eplb.status, 2);
+  EXPECT_NE(eplb.err.find("need --policy zepp"), std::string::npos) << eplb.err;
+}
+
+// A Mixtral routing log whose layer field ran past the model's 32 layers (issue 11) is rejected,
+// naming the file, the line of the first bad record and the preset.
+TEST(PlaceCli, LayerIdsBeyondThePresetExitTwo) {
+  std::string log;
+  for (int i = 0; i < 40; ++i)
+    log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(i) +
+           R"(,"experts":[1,2],"gating_probs":[0.6,0.4],"token_idx":0})" + "\n";
+  const std::string path = write_temp("place_layers.jsonl", log);
+  const auto r = run_zepp("place --policy zepp --trace " + path + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(path + ":33: layer 32 is beyond the 32 layers (ids 0..31) of model preset mixtral-8x7b"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(PlaceCli, BadArgumentsExitTwo) {

@@ -59,6 +59,29 @@ TEST(SimulateCli, RealDeepSeekTrace) {
   EXPECT_LT(strategy(j, "zepp")["inter_node_bytes"].get<double>(), strategy(j, "eplb")["inter_node_bytes"].get<double>());
 }
 
+// Elastic EP: node 3 of 4 (4 GPUs each) lost. The same batch runs on the 3 surviving nodes (each GPU keeping its
+// slots), every strategy reports a latency before and after, and Zepp's rebalancing keeps every
+// expert served.
+TEST(SimulateCli, LostNodeReportsBeforeAndAfter) {
+  // a2av (contiguous EP) needs E % G == 0 on both clusters, which 64 experts on 12 GPUs are not.
+  const auto j = simulate_json("--executor sim --model deepseek-v2-lite --nodes 4 --size-mb 0.25 --strategies eplb,zepp "
+                               "--failed-nodes 3");
+  ASSERT_TRUE(j.contains("before") && j.contains("after") && j.contains("degraded"));
+  EXPECT_EQ(j["degraded"]["nodes_after"], 3);
+  EXPECT_GE(j["degraded"]["zepp_rebalance"]["min_replicas"].get<int>(), 1);
+  const auto before = j["before"]["workload"]["tokens_per_gpu"].get<int64_t>();
+  const auto after = j["after"]["workload"]["tokens_per_gpu"].get<int64_t>();
+  EXPECT_NEAR(double(after) / double(before), 4.0 / 3.0, 0.02);  // the same batch on 3/4 of the GPUs
+  EXPECT_EQ(j["degraded"]["slots_per_gpu"], 6);  // ceil(64 / 16) + 2, kept on the 12 survivors
+  for (const char* name : {"eplb", "zepp"}) {
+    EXPECT_GT(strategy(j["before"], name)["latency_us"].get<double>(), 0) << name;
+    EXPECT_GT(strategy(j["after"], name)["latency_us"].get<double>(), 0) << name;
+  }
+  const auto bad = run_zepp("simulate --model deepseek-v2-lite --nodes 4 --failed-nodes 4");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--failed-nodes: node 4 is outside [0, 4)"), std::string::npos) << bad.err;
+}
+
 struct BadArgs {
   std::string args, message;
 };

@@ -161,6 +161,32 @@ TEST(MpiRun, Mixtral2RanksOneNode) {
   expect_correct({kTraces + "/mixtral-8x7b-gsm8k", "mixtral-8x7b", 2, 2});
 }
 
+// Elastic EP: node 1 of 4 (2 GPUs each) lost; the 6 surviving ranks run the full cluster's batch
+// with every GPU keeping its slots, and outputs still equal the dense reference.
+TEST(MpiRun, DegradedPlacementOnSixRanks) {
+  NEED(kTraces + "/mixtral-8x7b-gsm8k");
+  const Case c{kTraces + "/mixtral-8x7b-gsm8k", "mixtral-8x7b", 6, 2};
+  // a2av (contiguous EP) needs E % G == 0, which 8 experts on 6 GPUs are not.
+  const Launch r = mpirun(6, c.args() + " --strategy eplb,zepp --nodes 4 --failed-nodes 1");
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["ranks"], 6);
+  EXPECT_EQ(doc["nodes"], 3);
+  const auto& d = doc["degraded"];
+  EXPECT_EQ(d["failed_nodes"], nlohmann::json({1}));
+  EXPECT_EQ(d["nodes_before"], 4);
+  EXPECT_EQ(d["slots_per_gpu"], 3);  // ceil(8 / 8) + R = 2, kept by every surviving GPU
+  EXPECT_GE(d["zepp_rebalance"]["min_replicas"].get<int>(), 1);
+  EXPECT_DOUBLE_EQ(d["size_mb_per_gpu_after"].get<double>(), c.size_mb * 4 / 3);  // the same batch on fewer GPUs
+  for (const auto& s : doc["strategies"]) {
+    EXPECT_LT(s["max_rel_error"].get<double>(), 1e-5) << s["strategy"];
+    EXPECT_TRUE(s["bytes_match_plan"].get<bool>()) << s["strategy"];
+  }
+  const Launch bad = mpirun(6, c.args() + " --strategy zepp --failed-nodes 7");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--failed-nodes: node 7 is outside [0, 4)"), std::string::npos) << bad.err;
+}
+
 TEST(MpiRun, SameInputsGiveIdenticalBytesAndOutputs) {
   NEED(kTraces + "/deepseek-v2-lite-puffin");
   const Case c{trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 4, 2};

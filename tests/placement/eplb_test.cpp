@@ -1,4 +1,5 @@
 // EPLB rule against the published README example and every reference case (shared/data/eplb).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -41,12 +42,12 @@ Case read_case(const json& j, const std::string& name) {
 
 // phy2log must equal the expected one; logcnt and log2phy must be the reference's derived maps:
 // logcnt counts phy2log, and log2phy lists each expert's physical experts (in replica-rank
-// order, -1 padded to X = P - E + 1) covering exactly the slots that hold it.
+// order, -1 padded to X = the largest replica count) covering exactly the slots that hold it.
 void expect_matches(const Case& c) {
   const zepp::EplbResult r =
       zepp::eplb_rebalance(c.weight, c.layers, c.experts, c.replicas, c.groups, c.nodes, c.gpus);
   ASSERT_EQ(r.phy2log, c.expected_phy2log) << c.name;
-  const int X = c.replicas - c.experts + 1;
+  const int X = int(*std::max_element(r.logcnt.begin(), r.logcnt.end()));
   ASSERT_EQ(r.max_replicas, X);
   ASSERT_EQ(r.logcnt.size(), size_t(c.layers) * c.experts);
   ASSERT_EQ(r.log2phy.size(), size_t(c.layers) * c.experts * X);
@@ -92,13 +93,13 @@ TEST(Eplb, ReadmeExampleLog2phyAndLogcnt) {
   const zepp::EplbResult r = zepp::eplb_rebalance(w, 2, 12, 16, 4, 2, 8);
   const std::vector<int64_t> cnt0 = {1, 2, 1, 1, 2, 2, 1, 1, 1, 1, 2, 1};
   EXPECT_EQ(std::vector<int64_t>(r.logcnt.begin(), r.logcnt.begin() + 12), cnt0);
-  const int X = 5;
+  const int X = 2;  // the largest replica count over both layers
   auto row = [&](int e) { return std::vector<int64_t>(r.log2phy.begin() + e * X, r.log2phy.begin() + (e + 1) * X); };
-  EXPECT_EQ(row(5), (std::vector<int64_t>{0, 2, -1, -1, -1}));
-  EXPECT_EQ(row(4), (std::vector<int64_t>{7, 5, -1, -1, -1}));
-  EXPECT_EQ(row(1), (std::vector<int64_t>{15, 13, -1, -1, -1}));
-  EXPECT_EQ(row(10), (std::vector<int64_t>{8, 10, -1, -1, -1}));
-  EXPECT_EQ(row(3), (std::vector<int64_t>{6, -1, -1, -1, -1}));
+  EXPECT_EQ(row(5), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(row(4), (std::vector<int64_t>{7, 5}));
+  EXPECT_EQ(row(1), (std::vector<int64_t>{15, 13}));
+  EXPECT_EQ(row(10), (std::vector<int64_t>{8, 10}));
+  EXPECT_EQ(row(3), (std::vector<int64_t>{6, -1}));
 }
 
 class EplbReference : public ::testing::TestWithParam<int> {};
@@ -144,7 +145,7 @@ TEST(Eplb, RejectsBadArguments) {
   };
   EXPECT_EQ(message([&] { zepp::eplb_rebalance(w, 1, 8, 6, 1, 1, 2); }).rfind("num_replicas:", 0), 0u);
   EXPECT_EQ(message([&] { zepp::eplb_rebalance(w, 1, 8, 9, 1, 1, 2); }).rfind("num_replicas:", 0), 0u);
-  EXPECT_EQ(message([&] { zepp::eplb_rebalance(w, 1, 8, 12, 2, 4, 6); }).rfind("num_gpus:", 0), 0u);
+  EXPECT_EQ(message([&] { zepp::eplb_rebalance(w, 1, 8, 12, 4, 4, 6); }).rfind("num_gpus:", 0), 0u);
   EXPECT_EQ(message([&] { zepp::eplb_rebalance(w, 1, 8, 12, 3, 3, 6); }).rfind("num_groups:", 0), 0u);
   EXPECT_EQ(message([&] { zepp::eplb_rebalance(w, 2, 8, 8, 1, 1, 2); }).rfind("weight:", 0), 0u);
   std::vector<float> bad = w;
@@ -152,6 +153,18 @@ TEST(Eplb, RejectsBadArguments) {
   EXPECT_NE(message([&] { zepp::eplb_rebalance(bad, 1, 8, 8, 1, 1, 2); }).find("expert 3"), std::string::npos);
   bad[3] = std::numeric_limits<float>::quiet_NaN();
   EXPECT_EQ(message([&] { zepp::eplb_rebalance(bad, 1, 8, 8, 1, 1, 2); }).rfind("weight:", 0), 0u);
+}
+
+// The global policy (num_groups % num_nodes != 0) accepts any num_gpus, as eplb.py does: 6 GPUs on
+// 4 nodes is the global rule on 6 GPUs (num_nodes plays no part). Loads 8 4 2 1 2 4, 12 replicas:
+// the 6 extras go by load per replica to e0 (8), e0 (8/2 = 4 ties e1, e5: lowest index), e1 (4),
+// e5 (4), e0 (8/3), e0 (8/4 = 2 ties e1, e2, e4, e5: lowest index).
+TEST(Eplb, GlobalPolicyAnyGpuCount) {
+  const std::vector<float> w = {8, 4, 2, 1, 2, 4};
+  const zepp::EplbResult r = zepp::eplb_rebalance(w, 1, 6, 12, 1, 4, 6);
+  EXPECT_EQ(r.phy2log, zepp::eplb_rebalance(w, 1, 6, 12, 1, 1, 6).phy2log);
+  EXPECT_EQ(r.logcnt, (std::vector<int64_t>{5, 2, 1, 1, 1, 2}));
+  EXPECT_EQ(r.max_replicas, 5);
 }
 
 // Global fallback accepts groups that do not divide E (the reference does: qwen case, 3 groups).

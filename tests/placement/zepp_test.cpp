@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace {
 
@@ -37,36 +38,33 @@ std::string argument_error(auto call) {
 
 }  // namespace
 
-// 2 nodes x 2 GPUs, loads 100 10 10 10, R = 1: S = 2, 4 extra slots. Expert 0 takes three
-// (50, 33.3, 25) and hits the cap of 4 = G; the last goes to expert 1 (10, lower id than 2, 3).
-// Priority: e0 (25), e2, e3 (10), e1 (5). Nodes: e0 -> 0 1 0 1, e2 -> 0, e3 -> 1, e1 -> 0 1.
-// Node 0 holds e0 e0 e2 e1: e0 -> GPU 0, e0 -> GPU 1 (avoids the copy), e2 -> GPU 0 (tie), e1 -> GPU 1.
+// 2 nodes x 2 GPUs, loads 100 10 10 10, R = 1: S = 2, 4 extra slots. Candidate counts (zepp.cpp):
+// all 4 extras by water-filling give e0 three (50, 33.3, 25; the cap is G = 4) and e1 one (10,
+// lower id than e2, e3): 4 2 1 1, weights 25 5 10 10; fewer hot extras leave e0 at 33.3 and pack
+// worse. Spread LPT: e0 onto GPUs 0, 2 (other node), 1, 3; e2 -> GPU 0, e3 -> GPU 1 (35 each);
+// e1 twice onto the GPUs left, 2 and 3 (both node 1). No swap lowers GPU 0's 35 (the max, and
+// optimal: four 25s need four GPUs). The spreading swap of e1 on GPU 2 with e2 on GPU 0 evens e1
+// (one copy per node) and keeps both GPUs at <= 35.
 TEST(ZeppPlacement, HotExpertOnEveryNode) {
   const zepp::Placement p = zepp::place_zepp({100, 10, 10, 10}, topo(2, 2), 1);
   EXPECT_EQ(p.num_gpus, 4);
   EXPECT_EQ(p.slots_per_gpu, 2);
-  EXPECT_EQ(p.phy2log, (std::vector<int32_t>{0, 2, 0, 1, 0, 3, 0, 1}));
+  EXPECT_EQ(p.phy2log, (std::vector<int32_t>{0, 1, 0, 3, 0, 2, 0, 1}));
+  EXPECT_NEAR(zepp::expected_imbalance(p, {100, 10, 10, 10}), 35 / 32.5, 1e-12);
+  EXPECT_EQ(zepp::expected_gpu_load(p, {100, 10, 10, 10}), (std::vector<double>{30, 35, 35, 30}));
 }
 
-// 2 nodes x 2 GPUs, E = 6, loads 60 50 40 30 20 10, R = 1: S = 3, 6 extra slots go to e0, e1, e2,
-// e0 (30 ties e3, lower id), e3, e1 -> counts 3 3 2 2 1 1. Priority (per replica): e0 20, e2 20,
-// e4 20, e1 16.7, e3 15, e5 10. Nodes (cursor): e0 -> 0 1 0, e2 -> 1 0, e4 -> 1, e1 -> 0 1 0,
-// e3 -> 1 0, e5 -> 1. Node 0: e0 e0 e2 e1 e1 e3 -> GPU0 e0 e2 e1 (the second e1 avoids GPU 1),
-// GPU1 e0 e1 e3. Node 1: e0 e2 e4 e1 e3 e5 -> GPU2 e0 e4 e5, GPU3 e2 e1 e3.
-TEST(ZeppPlacement, HandComputedSixExperts) {
-  const zepp::Placement p = zepp::place_zepp({60, 50, 40, 30, 20, 10}, topo(2, 2), 1);
-  EXPECT_EQ(p.logcnt(), (std::vector<int32_t>{3, 3, 2, 2, 1, 1}));
-  EXPECT_EQ(p.phy2log, (std::vector<int32_t>{0, 2, 1, 0, 1, 3, 0, 4, 5, 2, 1, 3}));
-}
-
-// Figure 6: the hottest expert is replicated on every node; the next one spreads over distinct nodes.
+// Figure 6: the hottest expert is replicated on every node; the next ones spread over distinct nodes.
 TEST(ZeppPlacement, Figure6Coverage) {
-  const zepp::Placement p = zepp::place_zepp({400, 120, 10, 10, 10, 10, 10, 10}, topo(4, 2), 1);
-  // 8 extra slots (S = 2 on 8 GPUs): e0 400 -> 200 -> 133 -> 100, e1 120 -> 60, e0 -> 80 -> 67
-  // -> 57, e1 -> 40.
-  EXPECT_EQ(p.logcnt(), (std::vector<int32_t>{7, 3, 1, 1, 1, 1, 1, 1}));
+  const std::vector<double> load = {400, 120, 10, 10, 10, 10, 10, 10};
+  const zepp::Placement p = zepp::place_zepp(load, topo(4, 2), 1);
+  const auto cnt = p.logcnt();
   EXPECT_EQ(nodes_of(p, 0, 2), (std::set<int>{0, 1, 2, 3}));
-  EXPECT_EQ(nodes_of(p, 1, 2).size(), 3u);
+  for (int e = 1; e < 8; ++e)
+    if (cnt[e] <= 4) EXPECT_EQ(nodes_of(p, e, 2).size(), size_t(cnt[e])) << "expert " << e;
+  // 590 tokens over 8 GPUs: 73.75 per GPU at best; 400 needs >= 6 replicas to stay below it.
+  EXPECT_GE(cnt[0], 6);
+  EXPECT_LE(zepp::expected_imbalance(p, load), 1.06);
 }
 
 TEST(ZeppPlacement, RejectsBadArguments) {
@@ -94,21 +92,10 @@ RC_GTEST_PROP(ZeppPlacement, Invariants, ()) {
   RC_ASSERT(p.phy2log.size() == size_t(G) * S);  // every GPU exactly S slots
   p.validate("placement");                         // ids in range, every expert >= 1 replica
   const auto cnt = p.logcnt();
-  for (int e = 0; e < E; ++e) {
-    RC_ASSERT(cnt[e] >= 1 && cnt[e] <= G);
-    if (cnt[e] <= N) RC_ASSERT(nodes_of(p, e, gpn).size() == size_t(cnt[e]));
-    // Greedy counts: e's last replica was worth at least one more for any uncapped expert f.
-    if (cnt[e] > 1)
-      for (int f = 0; f < E; ++f)
-        if (cnt[f] < G) RC_ASSERT(load[e] / (cnt[e] - 1) >= load[f] / cnt[f]);
-  }
-  // Two copies of an expert on one GPU only happen once the expert has more replicas than nodes.
-  for (int g = 0; g < G; ++g) {
-    std::set<int> seen;
-    for (int s = 0; s < S; ++s) {
-      const int e = p.phy2log[size_t(g) * S + s];
-      if (!seen.insert(e).second) RC_ASSERT(cnt[e] > N);
-    }
+  for (int e = 0; e < E; ++e) RC_ASSERT(cnt[e] >= 1 && cnt[e] <= G);
+  for (int g = 0; g < G; ++g) {  // never two copies of an expert on one GPU
+    std::set<int> seen(p.phy2log.begin() + g * S, p.phy2log.begin() + (g + 1) * S);
+    RC_ASSERT(seen.size() == size_t(S));
   }
   RC_ASSERT(zepp::place_zepp(load, topo(N, gpn), R).phy2log == p.phy2log);  // deterministic
 }
@@ -140,13 +127,13 @@ TEST(EplbPlacement, ReadmeLayerZero) {
   EXPECT_EQ(argument_error([] { zepp::place_eplb({1, 1e300}, topo(1, 2), 1, 1); }).rfind("load:", 0), 0u);
 }
 
-// eplb_maps on the hand case: ranks by ascending slot, -1 padded to X = P - E + 1 = 5.
+// eplb_maps: ranks by ascending slot, -1 padded to X = the largest replica count (4).
 TEST(EplbMaps, FromPlacement) {
-  const zepp::Placement p = zepp::place_zepp({100, 10, 10, 10}, topo(2, 2), 1);  // 0 2 0 1 0 3 0 1
+  const zepp::Placement p{4, 4, 2, {0, 2, 0, 1, 0, 3, 0, 1}};
   const zepp::EplbResult r = zepp::eplb_maps({p});
-  EXPECT_EQ(r.max_replicas, 5);
+  EXPECT_EQ(r.max_replicas, 4);
   EXPECT_EQ(r.logcnt, (std::vector<int64_t>{4, 2, 1, 1}));
-  EXPECT_EQ(r.log2phy, (std::vector<int64_t>{0, 2, 4, 6, -1, 3, 7, -1, -1, -1, 1, -1, -1, -1, -1, 5, -1, -1, -1, -1}));
+  EXPECT_EQ(r.log2phy, (std::vector<int64_t>{0, 2, 4, 6, 3, 7, -1, -1, 1, -1, -1, -1, 5, -1, -1, -1}));
   EXPECT_EQ(argument_error([] { zepp::eplb_maps({}); }).rfind("layers:", 0), 0u);
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "temp_dir.hpp"
+#include "trace/layer_check.hpp"
 #include "trace/trace.hpp"
 
 namespace zepp {
@@ -227,6 +228,38 @@ TEST(ModelCheck, NamesModelAndTrace) {
     EXPECT_EQ(std::string(e.what()), "trace: trace " + load.path +
                                          " and model small disagree: load table arc/English layer 0 has 2 expert "
                                          "columns, the model 8 experts");
+  }
+}
+
+// A routing log whose layer field was a record index mod 60 for a 32-layer model (issue 11): the
+// first record with layer >= 32 is named by file and line, with the preset.
+TEST(ModelCheck, LayerBeyondThePresetNamesFileLineAndPreset) {
+  TempDir dir;
+  std::string log;
+  for (int i = 0; i < 40; ++i)
+    log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(i) +
+           R"(,"experts":[1,2],"gating_probs":[0.6,0.4],"token_idx":0})" + "\n";
+  std::map<int, std::string> where;
+  const Trace t = read_trace_located(dir.write("r.jsonl", log), where);
+  EXPECT_EQ(where.at(0), t.path + ":1");
+  ModelShape m{"mixtral-like", 8, 2, 16, 16, 32, 32, 0};
+  EXPECT_NO_THROW(check_trace_matches_model(t, m));  // ids and top-k fit; only the labels lie
+  try {
+    check_trace_layers(t, where, m);
+    ADD_FAILURE() << "layer 32 of a 32-layer model accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), t.path + ":33: layer 32 is beyond the 32 layers (ids 0..31) of model preset "
+                                              "mixtral-like; the trace's layer labels do not belong to this model");
+  }
+  m.layers = 40;
+  EXPECT_NO_THROW(check_trace_layers(t, where, m));
+  const Trace load = read_trace_located(dir.write("arc_x.csv", kLoadHeader + "0,English,1,1\n5,English,1,1\n"), where);
+  ModelShape two{"two-layer", 2, 1, 16, 16, 2, 2, 0};
+  try {
+    check_trace_layers(load, where, two);
+    ADD_FAILURE() << "load row of layer 5 accepted for a 2-layer model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("arc_x.csv:3: layer 5 is beyond the 2 layers"), std::string::npos) << e.what();
   }
 }
 
