@@ -171,6 +171,7 @@ void add_experiment(CLI::App& app) {
   c11->add_option("--sizes", f11->sizes, "MiB per GPU (comma-separated; default 1,2,4,8,16)")->delimiter(',');
   c11->add_option("--extra-slots", f11->opt.extra_slots, "R: extra expert slots per GPU (paper §6.1: 2)")->capture_default_str();
   c11->callback([f11] { run_fig11_cmd(*f11); });
+  add_validate(cmd);           // measured vs predicted under MPI (src/cli/validate.cpp)
   auto f = std::make_shared<ReportFlags>();
   CLI::App* rep = cmd->add_subcommand("report", "docs/reproduction.md: our numbers beside the paper's, from the CSVs");
   rep->add_option("--fig9", f->fig9, "Figure 9 results CSV");

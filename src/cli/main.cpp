@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   zepp::cli::add_experiment(app);
   zepp::cli::add_run(app);
   zepp::cli::add_presets(app);
+  zepp::cli::add_calibrate(app);
   refuse_empty_values(app);
   const bool quiet = quiet_rank();
   try {

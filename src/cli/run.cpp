@@ -6,13 +6,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
+#include "cli/calibrated.hpp"
 #include "cli/commands.hpp"
 #include "cli/degraded.hpp"
 #include "cli/options.hpp"
 #include "cli/run_layers.hpp"
+#include "cli/timelines.hpp"
 #include "core/error.hpp"
+#include "exec/phases.hpp"
+#include "exec/sim_measured.hpp"
 #include "mpi/ffn.hpp"
 #include "mpi/session.hpp"
 
@@ -28,6 +33,8 @@ struct RunFlags {
   bool nodes_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
   std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
+  std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg per strategy
+  std::string predict;   // calibrated topology file: simulate each executed plan on it
 };
 
 std::vector<std::string> split_names(const std::string& s) {
@@ -85,11 +92,35 @@ std::string table(const nlohmann::json& doc) {
                     static_cast<long long>(r["pairs_computed"].get<int64_t>()));
       out += line;
     }
+  if (doc.contains("predict")) {
+    out += "predicted by the sim executor on " + doc["predict"].get<std::string>() +
+           " (phases: slowest rank's dispatch end, compute busy time, combine span):\n";
+    std::snprintf(line, sizeof line, "%-10s %11s %12s %9s %19s %19s %19s\n", "strategy", "measured_ms", "predicted_ms",
+                  "meas/pred", "dispatch_ms m/p", "compute_ms m/p", "combine_ms m/p");
+    out += line;
+    for (const auto& s : doc["strategies"]) {
+      const auto& p = s["predicted"];
+      auto pair = [&](const char* key) {
+        double m = 0;
+        for (const auto& r : s["ranks"]) m = std::max(m, r[key].get<double>());
+        return fmt_ms(m) + " / " + fmt_ms(p[key].get<double>());
+      };
+      std::snprintf(line, sizeof line, "%-10s %11s %12s %9.3f %19s %19s %19s\n", s["strategy"].get<std::string>().c_str(),
+                    fmt_ms(s["wall_s"]).c_str(), fmt_ms(p["wall_s"]).c_str(), s["measured_over_predicted"].get<double>(),
+                    pair("dispatch_s").c_str(), pair("compute_s").c_str(), pair("combine_s").c_str());
+      out += line;
+    }
+  }
   if (doc.contains("a2av_over_zepp")) {
     const auto& ratio = doc["a2av_over_zepp"];
     const std::string bytes = ratio["nic_bytes"].is_null() ? "n/a (zepp sends none)" : std::to_string(ratio["nic_bytes"].get<double>()) + "x";
     std::snprintf(line, sizeof line, "a2av / zepp: wall time %.3fx, inter-node bytes %s\n", ratio["wall"].get<double>(), bytes.c_str());
     out += line;
+    if (ratio.contains("predicted_wall")) {
+      std::snprintf(line, sizeof line, "a2av / zepp predicted: wall time %.3fx (measured / predicted ratio %.3f)\n",
+                    ratio["predicted_wall"].get<double>(), ratio["wall"].get<double>() / ratio["predicted_wall"].get<double>());
+      out += line;
+    }
   }
   return out;
 }
@@ -131,6 +162,8 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   f.w.strategies = int(names.size());
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
+  f.opt.exec.timeline = !f.timeline.empty();
+  require(f.layers.empty() || (f.timeline.empty() && f.predict.empty()), "--timeline/--predict", "apply to one layer, not with --layers");
   if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
   return resolve(f.w);
 }
@@ -143,6 +176,9 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   const auto names = split_names(f.strategies);
   if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
   const int gpn = r.topo.gpus_per_node;
+  // The calibrated cluster, read before anything runs so a bad file fails fast on every rank.
+  const std::optional<CalibratedCluster> calibrated =
+      f.predict.empty() ? std::nullopt : std::optional(calibrated_topology_for_run(f.predict, r.topo, f.opt.exec.nic_bytes_per_s));
 
   nlohmann::json doc;
   std::ostringstream desc;
@@ -157,11 +193,30 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   doc["tolerance"] = f.tolerance;
   if (lost > 0) doc["degraded"] = degraded;
   doc["strategies"] = nlohmann::json::array();
+  if (calibrated) doc["predict"] = f.predict;
   double worst = 0;
+  std::vector<LayerResult> measured, predicted;  // rank 0, with --timeline / --predict
   for (const auto& name : names) {
     const mpi::StrategyRun run = mpi::run_strategy_mpi(name, r.workload, r.model, r.topo, f.opt, MPI_COMM_WORLD);
     worst = std::isnan(run.max_rel_error) ? run.max_rel_error : std::max(worst, run.max_rel_error);
-    doc["strategies"].push_back(mpi::to_json(run, gpn));
+    nlohmann::json s = mpi::to_json(run, gpn);
+    if (me == 0 && f.opt.exec.timeline) {
+      measured.emplace_back();
+      measured.back().gpus.resize(size_t(size));
+      measured.back().timeline = run.timeline;
+    }
+    if (me == 0 && calibrated) {
+      // The same plan on the calibrated cluster (a forked child process runs SimGrid; no MPI
+      // there), with its timeline always: the phases are read from it (exec/phases.hpp).
+      predicted.push_back(simulate_plan_measured(run.plan, calibrated->topo, calibrated->gemm, true));
+      const LayerResult& p = predicted.back();
+      double d = 0, c = 0, b = 0;
+      for (const PhaseTimes& g : phase_times(p, size))
+        d = std::max(d, g.dispatch_end_s), c = std::max(c, g.compute_s), b = std::max(b, g.combine_s);
+      s["predicted"] = {{"wall_s", p.latency_s}, {"dispatch_s", d}, {"compute_s", c}, {"combine_s", b}};
+      s["measured_over_predicted"] = run.wall_s / p.latency_s;
+    }
+    doc["strategies"].push_back(std::move(s));
   }
   const nlohmann::json* a2av = nullptr;
   const nlohmann::json* zepp = nullptr;
@@ -173,6 +228,17 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
     const double zn = (*zepp)["nic_bytes"].get<double>();
     doc["a2av_over_zepp"] = {{"wall", (*a2av)["wall_s"].get<double>() / (*zepp)["wall_s"].get<double>()},
                              {"nic_bytes", zn > 0 ? nlohmann::json((*a2av)["nic_bytes"].get<double>() / zn) : nlohmann::json(nullptr)}};
+    if (a2av->contains("predicted"))
+      doc["a2av_over_zepp"]["predicted_wall"] =
+          (*a2av)["predicted"]["wall_s"].get<double>() / (*zepp)["predicted"]["wall_s"].get<double>();
+  }
+  if (me == 0 && !f.timeline.empty()) {
+    std::vector<LabelledTimeline> timelines;
+    for (size_t i = 0; i < names.size(); ++i) {
+      timelines.push_back({names[i], &measured[i], names[i] + ": one MoE layer under MPI (measured)"});
+      if (calibrated) timelines.push_back({names[i] + "-predicted", &predicted[i], names[i] + ": predicted on " + f.predict});
+    }
+    write_timelines(f.timeline, timelines, gpn);
   }
   if (me == 0) {
     const std::string text = f.format == "json" ? doc.dump(2) + "\n" : table(doc);
@@ -210,6 +276,12 @@ void add_run(CLI::App& app) {
                   "Lost nodes (comma-separated ids) of a cluster of ranks / --gpus-per-node + lost nodes: the ranks are "
                   "its surviving GPUs, running the full cluster's batch with every GPU keeping its slots")
       ->delimiter(',');
+  cmd->add_option("--timeline", f->timeline,
+                  "Write FILE-<strategy>.json (Chrome trace, one process per rank, as zepp simulate writes) and .svg, "
+                  "from the executor's own timestamps (fastest repeat)");
+  cmd->add_option("--predict", f->predict,
+                  "Calibrated topology file (zepp calibrate): also simulate each executed plan on it and print measured vs "
+                  "predicted wall time and phases (with --timeline, FILE-<strategy>-predicted.json too)");
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
     check_flags(*f);

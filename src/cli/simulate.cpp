@@ -10,11 +10,11 @@
 #include "cli/model.hpp"
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
+#include "cli/timelines.hpp"
 #include "core/error.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
-#include "report/timeline.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -39,27 +39,6 @@ std::vector<std::string> split_list(const std::string& s) {
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
-}
-
-// FILE.json -> FILE-<strategy>.json and FILE-<strategy>.svg; the notice goes to stderr so
-// --format json/csv output stays machine-readable.
-void write_timelines(const std::string& file, const std::vector<StrategyOutcome>& outcomes, const Topology& topo) {
-  const auto dot = file.rfind('.');
-  const bool has_ext = dot != std::string::npos && file.find('/', dot) == std::string::npos;
-  const std::string stem = has_ext ? file.substr(0, dot) : file;
-  const auto dir = std::filesystem::path(stem).parent_path();
-  std::error_code ec;
-  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-  require(!ec, "--timeline", "cannot create folder " + dir.string() + ": " + ec.message());
-  for (const auto& o : outcomes) {
-    std::string name = o.name;
-    for (char& c : name)
-      if (c == '+') c = '_';
-    const std::string json = stem + "-" + name + ".json", svg = stem + "-" + name + ".svg";
-    write_chrome_trace(o.result, topo.gpus_per_node, json);
-    write_gantt_svg(o.result, topo.gpus_per_node, svg, o.name + ": one MoE layer");
-    std::fprintf(stderr, "timeline %s: %s (Perfetto), %s\n", o.name.c_str(), json.c_str(), svg.c_str());
-  }
 }
 
 void run(const SimulateFlags& f) {
@@ -112,7 +91,11 @@ void run(const SimulateFlags& f) {
   }
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
-  if (!f.timeline.empty()) write_timelines(f.timeline, outcomes, r.topo);
+  if (!f.timeline.empty()) {
+    std::vector<LabelledTimeline> timelines;
+    for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});
+    write_timelines(f.timeline, timelines, r.topo.gpus_per_node);
+  }
 
   const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes);
   if (d) {  // the same layer on the cluster that survives

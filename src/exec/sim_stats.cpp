@@ -2,7 +2,28 @@
 #include <algorithm>
 #include <string>
 
+#include "exec/sim.hpp"
 #include "exec/sim_detail.hpp"
+
+namespace zepp {
+
+std::string task_label(const Task& t) {
+  switch (t.kind) {
+    case TaskKind::Compute:
+      return "expert " + std::to_string(t.expert) + " (" + std::to_string(t.pairs.size()) + " tok)";
+    case TaskKind::PreReduce:
+      return "pre-reduce -> node " + std::to_string(t.node) + " (" + std::to_string(t.tokens.size()) + " tok)";
+    case TaskKind::FinalReduce: return "final reduce (" + std::to_string(t.tokens.size()) + " rows)";
+    case TaskKind::Transfer:
+      if (t.phase == Phase::Weights) return "weights expert " + std::to_string(t.expert) + " -> gpu " + std::to_string(t.dst_gpu);
+      return std::string(to_string(t.phase)) + " " + to_string(t.hop) + " r" + std::to_string(t.round) + " -> gpu " +
+             std::to_string(t.dst_gpu) + " (" + std::to_string(t.tokens.size()) + " rows)";
+    case TaskKind::Barrier: break;
+  }
+  return "barrier";
+}
+
+}  // namespace zepp
 
 namespace zepp::sim_detail {
 
@@ -40,22 +61,6 @@ double overlap(const Intervals& a, const Intervals& b) {
   return sum;
 }
 
-std::string event_name(const Task& t) {
-  switch (t.kind) {
-    case TaskKind::Compute:
-      return "expert " + std::to_string(t.expert) + " (" + std::to_string(t.pairs.size()) + " tok)";
-    case TaskKind::PreReduce:
-      return "pre-reduce -> node " + std::to_string(t.node) + " (" + std::to_string(t.tokens.size()) + " tok)";
-    case TaskKind::FinalReduce: return "final reduce (" + std::to_string(t.tokens.size()) + " rows)";
-    case TaskKind::Transfer:
-      if (t.phase == Phase::Weights) return "weights expert " + std::to_string(t.expert) + " -> gpu " + std::to_string(t.dst_gpu);
-      return std::string(to_string(t.phase)) + " " + to_string(t.hop) + " r" + std::to_string(t.round) + " -> gpu " +
-             std::to_string(t.dst_gpu) + " (" + std::to_string(t.tokens.size()) + " rows)";
-    case TaskKind::Barrier: break;
-  }
-  return "barrier";
-}
-
 }  // namespace
 
 LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_timeline) {
@@ -63,12 +68,22 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
   LayerResult r;
   r.gpus.resize(n);
   std::vector<Intervals> comm(n), busy(n);
+  std::vector<double> combine_begin(n, -1), combine_end(n, 0);
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const Task& t = plan.tasks[i];
     if (t.kind == TaskKind::Barrier) continue;
     const double s = times.start[i], e = times.end[i];
     GpuStats& g = r.gpus[t.gpu];
     g.finish_s = std::max(g.finish_s, e);
+    if (t.phase == Phase::Combine) {
+      combine_begin[t.gpu] = combine_begin[t.gpu] < 0 ? s : std::min(combine_begin[t.gpu], s);
+      combine_end[t.gpu] = std::max(combine_end[t.gpu], e);
+      if (t.kind == TaskKind::Transfer) combine_end[t.dst_gpu] = std::max(combine_end[t.dst_gpu], e);
+    }
+    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) {
+      g.dispatch_end_s = std::max(g.dispatch_end_s, e);
+      r.gpus[t.dst_gpu].dispatch_end_s = std::max(r.gpus[t.dst_gpu].dispatch_end_s, e);
+    }
     std::string track = "compute";
     if (t.kind == TaskKind::Transfer) {
       GpuStats& d = r.gpus[t.dst_gpu];
@@ -91,10 +106,11 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
         g.compute_s += e - s;
       }
     }
-    if (want_timeline) r.timeline.push_back({t.gpu, track, event_name(t), s, e});
+    if (want_timeline) r.timeline.push_back({t.gpu, track, task_label(t), s, e});
   }
   double comm_total = 0, hidden = 0;
   for (int g = 0; g < n; ++g) {
+    if (combine_begin[g] >= 0) r.gpus[g].combine_s = combine_end[g] - combine_begin[g];
     const Intervals c = merged(std::move(comm[g])), b = merged(std::move(busy[g]));
     comm_total += length(c);
     hidden += overlap(c, b);

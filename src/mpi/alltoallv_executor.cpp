@@ -35,39 +35,74 @@ Layout make_layout(const std::vector<int64_t>& send_rows, const std::vector<int6
   return l;
 }
 
+// Where one exchange's timeline events go (ExecConfig::timeline); times relative to t0.
+struct Events {
+  std::vector<TimelineEvent>* out;  // null: not recorded
+  double t0;
+  const char* phase;                // "dispatch" or "combine"
+};
+
 // One exchange. Counts bytes per link class and hashes each block sent (peers in rank order).
 void exchange(const Layout& l, const std::vector<float>& send, std::vector<float>& recv, int me, int gpn,
-              NicPacer& pacer, RankStats& st, MPI_Comm comm) {
+              NicPacer& pacer, RankStats& st, MPI_Comm comm, const Events& ev) {
   const int n = int(l.send_counts.size());
+  bool any_nic = false, sends_any = false;
   for (int d = 0; d < n; ++d) {
     if (d == me || l.send_counts[d] == 0) continue;
     const double bytes = double(l.send_counts[d]) * sizeof(float);
     (d / gpn == me / gpn ? st.nvlink_bytes : st.nic_bytes) += bytes;
+    any_nic = any_nic || d / gpn != me / gpn;
+    sends_any = true;
     ++st.messages;
     st.wire_hash = fnv1a(send.data() + l.send_displs[d], size_t(bytes), st.wire_hash);
   }
   if (!pacer.enabled()) {
+    const double begin = MPI_Wtime();
     MPI_Alltoallv(send.data(), l.send_counts.data(), l.send_displs.data(), MPI_FLOAT, recv.data(),
                   l.recv_counts.data(), l.recv_displs.data(), MPI_FLOAT, comm);
+    if (ev.out && sends_any)
+      ev.out->push_back({me, any_nic ? "nic-out" : "nvlink-out", std::string(ev.phase) + " all-to-allv", begin - ev.t0,
+                         MPI_Wtime() - ev.t0});
     return;
   }
   std::vector<MPI_Request> reqs;
+  std::vector<TimelineEvent> sends;  // per request; receives get none
   for (int s = 0; s < n; ++s)
     if (s != me && l.recv_counts[s] > 0) {
       reqs.emplace_back();
+      sends.push_back({});
       MPI_Irecv(recv.data() + l.recv_displs[s], l.recv_counts[s], MPI_FLOAT, s, 0, comm, &reqs.back());
     }
+  const size_t first_send = reqs.size();
   for (int step = 1; step < n; ++step) {  // ring order: me+1, me+2, ... spreads the incast
     const int d = (me + step) % n;
     if (l.send_counts[d] == 0) continue;
-    if (d / gpn != me / gpn) {
-      const double depart = pacer.reserve(MPI_Wtime(), double(l.send_counts[d]) * sizeof(float));
+    const double bytes = double(l.send_counts[d]) * sizeof(float);
+    const bool nic = d / gpn != me / gpn;
+    double begin = MPI_Wtime();
+    if (nic) {
+      const double depart = pacer.reserve(MPI_Wtime(), bytes);
+      begin = depart - bytes / pacer.rate();  // the NIC serialises it from here
       while (MPI_Wtime() < depart) std::this_thread::sleep_for(std::chrono::duration<double>(std::min(depart - MPI_Wtime(), 100e-6)));
     }
     reqs.emplace_back();
+    sends.push_back({me, nic ? "nic-out" : "nvlink-out", std::string(ev.phase) + " -> gpu " + std::to_string(d), begin - ev.t0, 0});
     MPI_Isend(send.data() + l.send_displs[d], l.send_counts[d], MPI_FLOAT, d, 0, comm, &reqs.back());
   }
-  MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  if (!ev.out) {
+    MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    return;
+  }
+  std::vector<int> done(reqs.size());
+  for (int left = int(reqs.size()); left > 0;) {  // Waitsome, to see when each send completes
+    int count = 0;
+    MPI_Waitsome(int(reqs.size()), reqs.data(), &count, done.data(), MPI_STATUSES_IGNORE);
+    if (count == MPI_UNDEFINED) break;
+    left -= count;
+    for (int c = 0; c < count; ++c)
+      if (size_t(done[c]) >= first_send) sends[done[c]].end_s = MPI_Wtime() - ev.t0;
+  }
+  ev.out->insert(ev.out->end(), sends.begin() + long(first_send), sends.end());
 }
 
 }  // namespace
@@ -120,7 +155,7 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
       std::copy_n(x.data() + (p - my_first) / k * hidden, hidden, send.data() + cursor[d]);
       cursor[d] += hidden;
     }
-  exchange(fwd, send, recv, me, gpus_per_node, pacer, st, comm);
+  exchange(fwd, send, recv, me, gpus_per_node, pacer, st, comm, {cfg.timeline ? &out.timeline : nullptr, t0, "dispatch"});
   st.dispatch_s = MPI_Wtime() - t0;
 
   // Compute: per expert, its pairs from every source; outputs land where combine sends them.
@@ -140,19 +175,24 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
     }
   }
   for (auto& [e, rows] : work) {
+    const double begin = MPI_Wtime();
     std::vector<float> xin(rows.size() * hidden), yout(xin.size());
     for (size_t r = 0; r < rows.size(); ++r) std::copy_n(rows[r].first, hidden, xin.data() + r * hidden);
     swiglu(weights.at(e), xin.data(), int64_t(rows.size()), yout.data());
     for (size_t r = 0; r < rows.size(); ++r)
       for (int h = 0; h < hidden; ++h) rows[r].second[h] = gate[e][r] * yout[r * hidden + h];
     st.pairs_computed += int64_t(rows.size());
+    if (cfg.timeline)
+      out.timeline.push_back({me, "compute", "expert " + std::to_string(e) + " (" + std::to_string(rows.size()) + " tok)",
+                              begin - t0, MPI_Wtime() - t0});
   }
   st.compute_s = MPI_Wtime() - c0;
 
   // Combine: outputs return in the order they came; each source sums its pairs in k order.
   const double b0 = MPI_Wtime();
   std::vector<float> got(back.recv_total);
-  exchange(back, ret, got, me, gpus_per_node, pacer, st, comm);
+  exchange(back, ret, got, me, gpus_per_node, pacer, st, comm, {cfg.timeline ? &out.timeline : nullptr, t0, "combine"});
+  const double sum_begin = MPI_Wtime();
   out.y.assign(size_t(my_last - my_first) / k * hidden, 0.0f);
   std::vector<int> at(back.recv_displs);
   for (int64_t p = my_first; p < my_last; ++p) {
@@ -163,6 +203,9 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
     for (int h = 0; h < hidden; ++h) y[h] += o[h];
   }
   const double end = MPI_Wtime();
+  if (cfg.timeline)
+    out.timeline.push_back({me, "compute", "final reduce (" + std::to_string((my_last - my_first) / k) + " rows)",
+                            sum_begin - t0, end - t0});
   st.combine_s = end - b0;
   st.total_s = end - t0;
   return out;

@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "core/types.hpp"
+#include "exec/result.hpp"
 #include "plan/comm_plan.hpp"
 
 namespace zepp::mpi {
@@ -24,6 +25,7 @@ struct ExecConfig {
   // This rank's input rows [own tokens x hidden], in token order (a previous layer's output in
   // a stack of layers, mpi/stack.hpp); nullptr: seeded activations token_activation(data_seed, t).
   const std::vector<float>* input = nullptr;
+  bool timeline = false;       // record RankOutput::timeline
 };
 
 // What one rank measured. Bytes are what this rank sent, by link class: NVLink = a rank of the
@@ -44,6 +46,13 @@ struct RankStats {
 struct RankOutput {
   std::vector<float> y;  // [own tokens x hidden]: outputs of this rank's tokens, in token order
   RankStats stats;
+  // With ExecConfig::timeline: this rank's events on the `sim` executor's tracks (exec/sim.hpp),
+  // seconds since the common start. "compute": each expert GEMM and reduction, start to end;
+  // "nvlink-out" / "nic-out": each message this rank sends, from when its NIC began serialising
+  // it (paced) or when it was posted (unpaced) to when MPI reported the send complete. Named as
+  // the simulator names the same task (task_label). The unpaced a2av collective is one event per
+  // exchange on the NIC track when the rank sends over a NIC, else on the NVLink track.
+  std::vector<TimelineEvent> timeline;
 };
 
 // Runs `plan` on `comm` (size plan.num_gpus; this rank is GPU `rank`). Every rank passes the same

@@ -13,6 +13,7 @@ class NicPacer {
  public:
   explicit NicPacer(double bytes_per_s) : rate_(bytes_per_s) {}
   bool enabled() const { return rate_ > 0; }
+  double rate() const { return rate_; }  // bytes/s
   // Departure time of a message of `bytes` ready at `now`; reserves the NIC until then.
   double reserve(double now, double bytes) {
     if (!enabled()) return now;

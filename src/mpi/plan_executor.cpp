@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "exec/sim.hpp"
 #include "mpi/executor.hpp"
 #include "mpi/ffn.hpp"
 #include "mpi/hash.hpp"
@@ -49,6 +50,7 @@ class PlanRun {
     MPI_Comm_dup(comm, &data_);
     MPI_Comm_dup(comm, &signals_);
     wire_hash_.resize(plan.tasks.size(), 0);
+    send_begin_.resize(plan.tasks.size(), -1);
   }
   ~PlanRun() {
     MPI_Comm_free(&data_);
@@ -106,6 +108,8 @@ class PlanRun {
   std::multimap<double, int32_t> nic_wait_;  // departure time -> NIC send held by the pacer
   NicPacer pacer_;
   std::vector<uint64_t> wire_hash_;
+  std::vector<double> send_begin_;         // per task: when its send began (timeline)
+  std::vector<TimelineEvent> timeline_;
   std::vector<int32_t> seen_;  // DFS stamps for made_before
 
   double t0_ = 0, dispatch_end_ = 0, combine_begin_ = -1, combine_end_ = 0;
@@ -221,6 +225,8 @@ void PlanRun::progress(bool block) {
     const Task& t = p_.tasks[task];
     if (kind == Req::RecvData) unpack(task, pend_[idx[c]].buf);
     if (kind != Req::SendSignal) finish(task);
+    if (kind == Req::SendData && cfg_.timeline)
+      timeline_.push_back({me_, t.link == Link::NIC ? "nic-out" : "nvlink-out", task_label(t), send_begin_[task], now()});
     if (kind == Req::RecvData || kind == Req::SendData) {
       if (t.phase == Phase::Dispatch) dispatch_end_ = now();
       if (t.phase == Phase::Combine) combine_end_ = now();
@@ -314,6 +320,7 @@ void PlanRun::unpack(int32_t i, const std::vector<float>& buf) {
 void PlanRun::start_send(int32_t i) {
   const Task& t = p_.tasks[i];
   if (t.phase == Phase::Combine && combine_begin_ < 0) combine_begin_ = now();
+  if (send_begin_[i] < 0) send_begin_[i] = now();
   std::vector<float> buf = pack(i);
   const double bytes = double(buf.size()) * sizeof(float);
   const bool same_node = t.gpu / p_.gpus_per_node == t.dst_gpu / p_.gpus_per_node;
@@ -334,8 +341,13 @@ void PlanRun::flush_sends() {
     send_q_.pop();
     const Task& t = p_.tasks[i];
     const bool nic = t.gpu / p_.gpus_per_node != t.dst_gpu / p_.gpus_per_node;
-    if (nic && pacer_.enabled()) nic_wait_.emplace(pacer_.reserve(now(), t.bytes), i);
-    else start_send(i);
+    if (nic && pacer_.enabled()) {
+      const double depart = pacer_.reserve(now(), t.bytes);
+      send_begin_[i] = depart - t.bytes / cfg_.nic_bytes_per_s;  // the NIC serialises it from here
+      nic_wait_.emplace(depart, i);
+    } else {
+      start_send(i);
+    }
   }
   while (!nic_wait_.empty() && nic_wait_.begin()->first <= now()) {
     start_send(nic_wait_.begin()->second);
@@ -393,6 +405,7 @@ void PlanRun::run_compute(int32_t i) {
     }
     combine_end_ = now();
   }
+  if (cfg_.timeline) timeline_.push_back({me_, "compute", task_label(t), start, now()});
   finish(i);
 }
 
@@ -442,7 +455,7 @@ RankOutput PlanRun::run() {
     throw std::logic_error("gpu " + std::to_string(me_) + ": bytes sent differ from the plan's");
   st_.wire_hash = kFnvBasis;
   for (uint64_t h : wire_hash_) st_.wire_hash = fnv1a(&h, sizeof h, st_.wire_hash);
-  return {std::move(y_), st_};
+  return {std::move(y_), st_, std::move(timeline_)};
 }
 
 }  // namespace

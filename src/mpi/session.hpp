@@ -25,12 +25,18 @@ struct SessionOptions {
 struct StrategyRun {
   std::string strategy;
   std::string executor;            // "alltoallv" (a2av) or "plan"
-  std::vector<RankStats> ranks;    // [num_gpus], the last repeat's
+  std::vector<RankStats> ranks;    // [num_gpus], the fastest repeat's (the one wall_s reports)
   double wall_s = 0;               // min over repeats of the slowest rank's total_s
   double max_rel_error = 0;        // mpi/reference.hpp, over every token of every rank
   uint64_t output_checksum = 0;    // FNV-1a over all outputs, ranks in order
   uint64_t wire_checksum = 0;      // FNV-1a over every rank's wire hash, ranks in order
   int64_t plan_tasks = 0, plan_transfers = 0;
+  // The comm plan this strategy decided (fp32 rows), for simulating the same plan (`a2av` runs as
+  // MPI_Alltoallv, which moves the same rows as its plan's transfers).
+  CommPlan plan;
+  // With ExecConfig::timeline, on rank 0 only: every rank's events of the fastest repeat
+  // (RankOutput::timeline), ranks in order; empty on the other ranks.
+  std::vector<TimelineEvent> timeline;
   double nvlink_bytes() const;     // sums over ranks of bytes sent
   double nic_bytes() const;
 };

@@ -1,9 +1,10 @@
-// Runs the built `zepp` program and captures its exit status and output (stdout + stderr).
+// Runs the built `zepp` program (alone, or under mpirun) and captures its exit status and output.
 #pragma once
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -13,20 +14,24 @@ struct ProgramResult {
   int status = -1;      // exit status
   std::string out;      // stdout
   std::string err;      // stderr
+  double seconds = 0;   // wall time of the whole command
 };
 
-inline ProgramResult run_zepp(const std::string& args) {
+// `prefix` runs before the program (a launcher such as mpirun, environment settings).
+inline ProgramResult run_command(const std::string& prefix, const std::string& args) {
   // A file of its own per call: ctest runs tests of this program in parallel processes.
   std::string err_file = ::testing::TempDir() + "zepp_stderr_XXXXXX";
   const int fd = mkstemp(err_file.data());
   if (fd >= 0) close(fd);
-  const std::string cmd = std::string(ZEPP_BINARY) + " " + args + " 2>" + err_file;
+  const std::string cmd = prefix + std::string(ZEPP_BINARY) + " " + args + " 2>" + err_file;
   ProgramResult r;
+  const auto t0 = std::chrono::steady_clock::now();
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;
   for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
   const int st = pclose(p);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   if (FILE* e = fopen(err_file.c_str(), "r")) {
     for (size_t n; (n = fread(buf.data(), 1, buf.size(), e)) > 0;) r.err.append(buf.data(), n);
@@ -34,6 +39,16 @@ inline ProgramResult run_zepp(const std::string& args) {
   }
   std::remove(err_file.c_str());
   return r;
+}
+
+inline ProgramResult run_zepp(const std::string& args) { return run_command("", args); }
+
+// mpirun -np N zepp ARGS (ARGS starts with the subcommand), one OpenBLAS thread per rank, killed
+// after `limit_s` so a hang fails the test instead of CI.
+inline ProgramResult mpirun_zepp(int np, const std::string& args, int limit_s = 120) {
+  return run_command("OPENBLAS_NUM_THREADS=1 timeout -k 5 " + std::to_string(limit_s) +
+                         " mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " ",
+                     args);
 }
 
 inline std::string shared_dir() { return ZEPP_SHARED_DIR; }

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../cli/run_zepp.hpp"
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"
 #include "plan/comm_plan.hpp"
@@ -28,32 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kTraces = std::string(ZEPP_SHARED_DIR) + "/data/traces";
 
-struct Launch {
-  int status = -1;
-  std::string out, err;
-  double seconds = 0;
-};
+using Launch = testing::ProgramResult;
 
-// mpirun -np N zepp run ARGS, killed after `limit_s` (so a hang fails the test instead of CI).
-Launch mpirun(int np, const std::string& args, int limit_s = 120) {
-  // Per-process names: ctest runs these tests in parallel processes.
-  const std::string err_file = ::testing::TempDir() + "zepp_mpi_stderr_" + std::to_string(getpid()) + ".txt";
-  const std::string cmd = "OPENBLAS_NUM_THREADS=1 timeout -k 5 " + std::to_string(limit_s) +
-                          " mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(np) + " " + ZEPP_BINARY +
-                          " run " + args + " 2>" + err_file;
-  Launch r;
-  const auto t0 = std::chrono::steady_clock::now();
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  for (size_t n; (n = fread(buf.data(), 1, buf.size(), p)) > 0;) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  return r;
-}
+// mpirun -np N zepp run ARGS (tests/cli/run_zepp.hpp).
+Launch mpirun(int np, const std::string& args, int limit_s = 120) { return testing::mpirun_zepp(np, "run " + args, limit_s); }
 
 // A folder of links to the first `count` files of a trace folder: a small real trace, not a copy.
 std::string trace_subset(const std::string& folder, int count) {

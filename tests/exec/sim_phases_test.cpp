@@ -1,0 +1,60 @@
+// The `sim` executor's per-GPU phases (GpuStats::dispatch_end_s, combine_s), defined as the
+// `mpi` executor measures them so `zepp run --predict` compares like with like (issue 16).
+// Topology of tests/plan/fixture.hpp: NIC 10 B/s, HBM 100 B/s, no latency; an expert GEMM of the
+// small model (hidden 8, ffn 1) over 4 tokens is bound by its 48 weight bytes: 0.48 s.
+#include <gtest/gtest.h>
+
+#include "../plan/fixture.hpp"
+#include "exec/sim.hpp"
+
+namespace zepp {
+namespace {
+
+Task make(TaskKind kind, Phase phase, int gpu, double bytes, std::vector<int32_t> deps) {
+  Task t;
+  t.kind = kind;
+  t.phase = phase;
+  t.gpu = gpu;
+  t.bytes = bytes;
+  t.deps = std::move(deps);
+  return t;
+}
+
+TEST(SimPhases, DispatchEndAndCombineSpanAsTheMpiExecutorMeasuresThem) {
+  const Topology topo = test::small_topology(2, 1);
+  CommPlan plan;
+  plan.nodes = 2, plan.gpus_per_node = 1, plan.num_gpus = 2, plan.top_k = 1;
+  plan.model = test::small_model(2, 1);
+  plan.token_bytes = plan.model.token_bytes();
+  Task dispatch = make(TaskKind::Transfer, Phase::Dispatch, 0, 20, {});  // 20 B / 10 B/s: [0, 2]
+  dispatch.dst_gpu = 1, dispatch.link = Link::NIC;
+  Task gemm = make(TaskKind::Compute, Phase::Compute, 1, 0, {0});      // [2, 2.48]
+  gemm.pairs = {0, 1, 2, 3};
+  const Task pre = make(TaskKind::PreReduce, Phase::Combine, 1, 10, {1});  // 10 B / 100 B/s: [2.48, 2.58]
+  Task back = make(TaskKind::Transfer, Phase::Combine, 1, 30, {2});       // [2.58, 5.58]
+  back.dst_gpu = 0, back.link = Link::NIC;
+  const Task final_sum = make(TaskKind::FinalReduce, Phase::Combine, 0, 20, {3});  // [5.58, 5.78]
+  plan.tasks = {dispatch, gemm, pre, back, final_sum};
+
+  const LayerResult r = simulate_plan(plan, topo);
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_NEAR(r.gpus[0].dispatch_end_s, 2.0, 1e-9);  // sender and receiver both see it end
+  EXPECT_NEAR(r.gpus[1].dispatch_end_s, 2.0, 1e-9);
+  EXPECT_NEAR(r.gpus[1].compute_s, 0.48, 1e-9);
+  EXPECT_NEAR(r.gpus[1].combine_s, 5.58 - 2.48, 1e-9);  // its pre-reduction starts, its return send ends
+  EXPECT_NEAR(r.gpus[0].combine_s, 0.2, 1e-9);          // only its final reduction runs there
+  EXPECT_NEAR(r.latency_s, 5.78, 1e-9);
+}
+
+TEST(SimPhases, TaskLabelsNameWhatTheTimelineShows) {
+  Task t = make(TaskKind::Compute, Phase::Compute, 0, 0, {});
+  t.expert = 17;
+  t.pairs = {1, 2, 3};
+  EXPECT_EQ(task_label(t), "expert 17 (3 tok)");
+  Task f = make(TaskKind::FinalReduce, Phase::Combine, 0, 0, {});
+  f.tokens = {4, 5};
+  EXPECT_EQ(task_label(f), "final reduce (2 rows)");
+}
+
+}  // namespace
+}  // namespace zepp
