@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.hpp"
+#include "core/measured_compute.hpp"
 #include "core/topology_file.hpp"
 
 namespace zepp::cli {
@@ -20,12 +21,13 @@ std::string gbps(double bytes_per_s) {
 
 }  // namespace
 
-Topology calibrated_topology_for_run(const std::string& file, const Topology& run, double pacing) {
-  Topology t = read_topology_file(file, run.nodes);
+CalibratedCluster calibrated_topology_for_run(const std::string& file, const Topology& run, double pacing) {
+  CalibratedCluster c{read_topology_file(file, run.nodes), read_measured_compute(file)};
+  Topology& t = c.topo;
   require(t.gpus_per_node == run.gpus_per_node, "--predict",
           file + " was calibrated for " + std::to_string(t.gpus_per_node) + " GPUs per node, the run has " +
               std::to_string(run.gpus_per_node) + " (zepp calibrate --gpus-per-node " + std::to_string(run.gpus_per_node) + ")");
-  require(!t.compute.measured.empty(), "--predict", file + " has no compute model measured on this machine (write it with zepp calibrate)");
+  require(!c.gemm.empty(), "--predict", file + " has no compute model measured on this machine (write it with zepp calibrate)");
   std::string file_pacing;
   double unpaced_bw = 0, unpaced_latency = 0;
   try {
@@ -49,7 +51,7 @@ Topology calibrated_topology_for_run(const std::string& file, const Topology& ru
             file + " was calibrated with NIC pacing " + gbps(file_rate) + ", the run paces at " + gbps(pacing) +
                 " (zepp calibrate --nic-gbps with the run's rate)");
   }
-  return t;
+  return c;
 }
 
 }  // namespace zepp::cli

@@ -2,9 +2,17 @@
 #pragma once
 #include <string>
 
+#include <vector>
+
+#include "core/gemm_curve.hpp"
 #include "core/types.hpp"
 
 namespace zepp::cli {
+
+struct CalibratedCluster {
+  Topology topo;                // links as measured under the run's pacing
+  std::vector<GemmCurve> gemm;  // the measured compute model (exec/sim_measured.hpp)
+};
 
 // Reads the calibrated topology `file` (docs/topology.md, "Calibrated files") for a run on
 // `run` (its nodes and GPUs per node) whose inter-node sends are paced to `pacing` bytes/s (0:
@@ -13,6 +21,6 @@ namespace zepp::cli {
 // ArgumentError("--predict: ...") when the file was calibrated for another GPUs-per-node or
 // another pacing, has no compute model measured on the machine, or lacks its calibration record;
 // InputError for a malformed file.
-Topology calibrated_topology_for_run(const std::string& file, const Topology& run, double pacing);
+CalibratedCluster calibrated_topology_for_run(const std::string& file, const Topology& run, double pacing);
 
 }  // namespace zepp::cli

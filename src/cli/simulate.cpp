@@ -1,4 +1,5 @@
 // `zepp simulate`: one MoE layer invocation under each strategy, side by side (issue 2 item 9).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include "cli/serve.hpp"
 #include "cli/timelines.hpp"
 #include "core/error.hpp"
+#include "core/measured_compute.hpp"
+#include "exec/sim_measured.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
@@ -90,7 +93,24 @@ void run(const SimulateFlags& f) {
     d = degrade(f.w, opt, f.failed_nodes, r);
   }
   std::vector<StrategyOutcome> outcomes;
-  for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
+  // A topology file from `zepp calibrate` carries a compute model measured on the machine: each
+  // strategy's plan is timed with it (the closed-form figures come from the estimate pass).
+  std::error_code ec;
+  const std::vector<GemmCurve> gemm =
+      std::filesystem::is_regular_file(f.w.topology, ec) ? read_measured_compute(f.w.topology) : std::vector<GemmCurve>{};
+  if (!gemm.empty() && ex == ExecutorKind::Sim) std::fprintf(stderr, "compute: expert times measured by zepp calibrate (%s)\n", f.w.topology.c_str());
+  for (const auto& name : names) {
+    if (gemm.empty() || ex != ExecutorKind::Sim) {
+      outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
+      continue;
+    }
+    StrategyOutcome o = run_strategy(name, r.workload, r.model, r.topo, opt, ExecutorKind::Estimate);
+    const auto& reg = strategy_registry();
+    const auto entry = std::find_if(reg.begin(), reg.end(), [&](const StrategyEntry& e) { return e.name == name; });
+    const StrategyDecision d = entry->decide(StrategyInput{r.workload, r.model, r.topo, opt});
+    o.result = simulate_plan_measured(d.make_plan(d.placement, d.routing), r.topo, gemm, opt.timeline);
+    outcomes.push_back(std::move(o));
+  }
   if (!f.timeline.empty()) {
     std::vector<LabelledTimeline> timelines;
     for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});

@@ -28,4 +28,20 @@ double GemmCurve::time(int64_t rows) const {
   return std::max(t, 0.0);
 }
 
+const GemmCurve* find_curve(const std::vector<GemmCurve>& curves, int hidden, int ffn) {
+  for (const GemmCurve& c : curves)
+    if (c.hidden == hidden && c.ffn == ffn) return &c;
+  return nullptr;
+}
+
+double measured_time(const std::vector<GemmCurve>& curves, int64_t rows, int hidden, int ffn) {
+  if (const GemmCurve* c = find_curve(curves, hidden, ffn)) return c->time(rows);
+  std::string shapes;
+  for (const GemmCurve& c : curves)
+    shapes += (shapes.empty() ? "" : "; ") + std::string("hidden ") + std::to_string(c.hidden) + ", ffn " + std::to_string(c.ffn);
+  throw ArgumentError("topology: its compute model was measured for " + shapes + " (zepp calibrate --hidden " +
+                      std::to_string(hidden) + " --ffn " + std::to_string(ffn) + " measures this model), not hidden " +
+                      std::to_string(hidden) + ", ffn " + std::to_string(ffn));
+}
+
 }  // namespace zepp

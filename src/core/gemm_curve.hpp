@@ -22,4 +22,10 @@ struct GemmCurve {
   double time(int64_t rows) const;
 };
 
+// The curve of `curves` measured for (hidden, ffn); nullptr when there is none.
+const GemmCurve* find_curve(const std::vector<GemmCurve>& curves, int hidden, int ffn);
+// find_curve(...)->time(rows); ArgumentError("topology: its compute model was measured for hidden
+// H, ffn F ..., not hidden h, ffn f") when no curve has the shape.
+double measured_time(const std::vector<GemmCurve>& curves, int64_t rows, int hidden, int ffn);
+
 }  // namespace zepp

@@ -1,4 +1,5 @@
 #include "core/topology_file.hpp"
+#include "core/measured_compute.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -120,6 +121,40 @@ class FileReader {
   std::string path_;
 };
 
+// compute.gemm: [{hidden, ffn, points: [[tokens, "duration"], ...]}, ...] (zepp calibrate).
+std::vector<GemmCurve> read_gemm_curves(const FileReader& r, const YAML::Node& list) {
+  if (!list.IsSequence() || list.size() == 0)
+    throw InputError(r.where(list, "compute.gemm") + "expected a list of measured curves {hidden, ffn, points}");
+  std::vector<GemmCurve> curves;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node& item = list[i];
+    const std::string field = "compute.gemm[" + std::to_string(i) + "]";
+    r.check_keys(item, field, {"hidden", "ffn", "points"}, false);
+    GemmCurve c;
+    c.hidden = r.count(item["hidden"], field + ".hidden");
+    c.ffn = r.count(item["ffn"], field + ".ffn");
+    const YAML::Node& points = item["points"];
+    if (!points.IsSequence()) throw InputError(r.where(points, field + ".points") + "expected a list of [tokens, time] pairs");
+    for (size_t p = 0; p < points.size(); ++p) {
+      const std::string at = field + ".points[" + std::to_string(p) + "]";
+      if (!points[p].IsSequence() || points[p].size() != 2)
+        throw InputError(r.where(points[p], at) + "expected [tokens, time], like [16, \"120 us\"]");
+      c.tokens.push_back(r.count(points[p][0], at + "[0]"));
+      c.seconds.push_back(parse_duration(r.scalar(points[p][1], at + "[1]"), r.where(points[p][1], at + "[1]")));
+    }
+    try {
+      c.validate("points");
+    } catch (const ArgumentError& e) {
+      throw InputError(r.where(item, field) + e.what());
+    }
+    for (const GemmCurve& other : curves)
+      if (other.hidden == c.hidden && other.ffn == c.ffn)
+        throw InputError(r.where(item, field) + "a second curve for hidden " + std::to_string(c.hidden) + ", ffn " + std::to_string(c.ffn));
+    curves.push_back(std::move(c));
+  }
+  return curves;
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the topology file");
@@ -143,7 +178,10 @@ double parse_flops(const std::string& text, const std::string& where) {
   return parse_quantity(text, where, kFlops, "989 TFLOP/s", true);
 }
 
-Topology read_topology_file(const std::string& path, int nodes) {
+namespace {
+
+// The file's topology; with compute.model measured, its curves into *gemm (when not null).
+Topology parse_topology_file(const std::string& path, int nodes, std::vector<GemmCurve>* gemm) {
   require(nodes >= 1, "nodes", "must be at least 1, got " + std::to_string(nodes));
   const std::string text = read_text(path);
   // yaml-cpp parses nested flow collections recursively: bound the depth so that no input can
@@ -161,7 +199,7 @@ Topology read_topology_file(const std::string& path, int nodes) {
   }
   const YAML::Node& doc = parsed;  // const: lookups never add keys
   const FileReader r(path);
-  r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute"}, true);
+  r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute", "calibration"}, true);
   const bool has_base = bool(doc["base"]);
   Topology t;
   if (has_base) {
@@ -172,7 +210,11 @@ Topology read_topology_file(const std::string& path, int nodes) {
       throw InputError(r.where(doc["base"], "base") + e.what());
     }
   }
-  r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute"}, has_base);
+  // `calibration`: the record `zepp calibrate` keeps of its measurements; not a cluster field.
+  r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute", "calibration"}, true);
+  for (const char* key : {"gpus_per_node", "nvlink", "nic", "compute"})
+    if (!has_base && !doc[key])
+      throw InputError(r.where(doc, key) + "missing (required unless the file names a preset as 'base')");
   t.nodes = nodes;
   t.name = doc["name"] ? r.scalar(doc["name"], "name") : std::filesystem::path(path).stem().string();
   if (doc["gpus_per_node"]) t.gpus_per_node = r.count(doc["gpus_per_node"], "gpus_per_node");
@@ -206,10 +248,22 @@ Topology read_topology_file(const std::string& path, int nodes) {
       t.nic_latency = parse_duration(r.scalar(nic["latency"], "nic.latency"), r.where(nic["latency"], "nic.latency"));
   }
   if (const YAML::Node c = doc["compute"]) {
-    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch"}, has_base);
+    const bool measured = c["model"] && c["model"].IsScalar() && c["model"].Scalar() == "measured";
+    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch", "gemm"}, true);
+    for (const char* key : {"model", "peak", "hbm", "kernel_launch"})
+      if (!has_base && !c[key])
+        throw InputError(r.where(c, std::string("compute.") + key) + "missing (required unless the file names a preset as 'base')");
     if (c["model"]) {
       const std::string m = r.scalar(c["model"], "compute.model");
-      if (m != "roofline") throw InputError(r.where(c["model"], "compute.model") + "expected roofline, got '" + m + "'");
+      if (m != "roofline" && m != "measured")
+        throw InputError(r.where(c["model"], "compute.model") + "expected roofline or measured, got '" + m + "'");
+    }
+    if (measured != bool(c["gemm"]))
+      throw InputError(r.where(c, "compute.gemm") + (measured ? "missing (compute.model measured needs the measured curves)"
+                                                              : "only with compute.model measured"));
+    if (measured) {
+      std::vector<GemmCurve> curves = read_gemm_curves(r, c["gemm"]);
+      if (gemm) *gemm = std::move(curves);
     }
     if (c["peak"]) t.compute.peak_flops = parse_flops(r.scalar(c["peak"], "compute.peak"), r.where(c["peak"], "compute.peak"));
     if (c["hbm"]) t.compute.hbm_bw = parse_bandwidth(r.scalar(c["hbm"], "compute.hbm"), r.where(c["hbm"], "compute.hbm"));
@@ -226,6 +280,16 @@ std::string describe_links(const Topology& t) {
                      t.nvlink_model == NvlinkModel::Switch ? "NVSwitch" : "NVLink", t.nvlink_bw / 1e9,
                      t.nvlink_model == NvlinkModel::Switch ? "GPU port" : "GPU pair", t.nic_bw / 1e9,
                      t.compute.peak_flops / 1e12, t.compute.hbm_bw / 1e12);
+}
+
+}  // namespace
+
+Topology read_topology_file(const std::string& path, int nodes) { return parse_topology_file(path, nodes, nullptr); }
+
+std::vector<GemmCurve> read_measured_compute(const std::string& path) {
+  std::vector<GemmCurve> gemm;
+  parse_topology_file(path, 1, &gemm);
+  return gemm;
 }
 
 Topology cluster_topology(const std::string& preset_or_file, int nodes) {

@@ -18,12 +18,6 @@ struct GpuStats {
   int64_t tokens_computed = 0;   // (token, expert) pairs computed on this GPU
   double compute_s = 0;          // time in expert FFNs
   double finish_s = 0;           // when its last activity ended
-  // Phases as the MPI executor measures them (mpi/executor.hpp RankStats), so simulated and
-  // measured phases compare: when its last dispatch transfer (sent or received) ended, and the
-  // span from its first combine task started (a send or a reduction) to its last combine task
-  // (sent, received or reduced) ended.
-  double dispatch_end_s = 0;
-  double combine_s = 0;
   double nvlink_out_bytes = 0, nic_out_bytes = 0, nic_in_bytes = 0;
 };
 

@@ -12,7 +12,9 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/gemm_curve.hpp"
 #include "exec/sim_detail.hpp"
+#include "exec/sim_measured.hpp"
 
 namespace zepp {
 
@@ -62,9 +64,8 @@ std::string read_all(int fd) {
   return data;
 }
 
-}  // namespace
-
-LayerResult simulate_plan(const CommPlan& plan, const Topology& topo, bool want_timeline) {
+// Runs the simulation in a forked child; `measured`: expert GEMM curves instead of the roofline.
+LayerResult simulate(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured, bool want_timeline) {
   check(plan, topo);
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("sim: pipe: ") + std::strerror(errno));
@@ -79,7 +80,7 @@ LayerResult simulate_plan(const CommPlan& plan, const Topology& topo, bool want_
     ::close(fds[0]);
     std::string msg = "R";
     try {
-      msg += sim_detail::encode(sim_detail::summarize(plan, sim_detail::run_engine(plan, topo), want_timeline));
+      msg += sim_detail::encode(sim_detail::summarize(plan, sim_detail::run_engine(plan, topo, measured), want_timeline));
     } catch (const std::exception& e) {
       msg = "E";
       msg += e.what();
@@ -99,6 +100,18 @@ LayerResult simulate_plan(const CommPlan& plan, const Topology& topo, bool want_
     throw std::runtime_error("sim: the simulation process exited without a result");
   if (msg[0] == 'E') throw std::runtime_error("sim: " + msg.substr(1));
   return sim_detail::decode(msg.substr(1));
+}
+
+}  // namespace
+
+LayerResult simulate_plan(const CommPlan& plan, const Topology& topo, bool want_timeline) {
+  return simulate(plan, topo, nullptr, want_timeline);
+}
+
+LayerResult simulate_plan_measured(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>& gemm,
+                                   bool want_timeline) {
+  measured_time(gemm, 1, plan.model.hidden, plan.model.ffn);  // throws unless the plan's shape was measured
+  return simulate(plan, topo, &gemm, want_timeline);
 }
 
 }  // namespace zepp

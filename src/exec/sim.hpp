@@ -42,8 +42,4 @@ namespace zepp {
 // when the simulation itself fails (message from the child process).
 LayerResult simulate_plan(const CommPlan& plan, const Topology& topo, bool want_timeline = false);
 
-// The name of `t`'s timeline event, e.g. "expert 17 (52 tok)", "dispatch put r1 -> gpu 5 (40 rows)";
-// the `mpi` executor names its events the same way so both timelines read alike.
-std::string task_label(const Task& t);
-
 }  // namespace zepp

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gemm_curve.hpp"
 #include "core/types.hpp"
 #include "exec/result.hpp"
 #include "plan/comm_plan.hpp"
@@ -15,11 +16,13 @@ struct TaskTimes {
   std::vector<double> start, end;
 };
 
-// Seconds a compute-stream task (Compute, PreReduce, FinalReduce) takes; 0 for others.
-double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& topo);
+// Seconds a compute-stream task (Compute, PreReduce, FinalReduce) takes; 0 for others. Expert
+// GEMMs by `measured` curves when given (exec/sim_measured.hpp), else by the roofline.
+double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& topo,
+                           const std::vector<GemmCurve>* measured = nullptr);
 
 // Runs the plan in a SimGrid engine created here (call at most once per process).
-TaskTimes run_engine(const CommPlan& plan, const Topology& topo);
+TaskTimes run_engine(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured = nullptr);
 
 // The report from task times (no SimGrid involved).
 LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_timeline);

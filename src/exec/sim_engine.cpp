@@ -27,9 +27,11 @@ namespace zepp::sim_detail {
 // Host speed: an Exec of s seconds is s * kSpeed flops (seconds are the unit of work).
 constexpr double kSpeed = 1e9;
 
-double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& topo) {
+double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured) {
   switch (t.kind) {
-    case TaskKind::Compute: return expert_compute_time(int64_t(t.pairs.size()), plan.model, topo);
+    case TaskKind::Compute:
+      if (measured) return measured_time(*measured, int64_t(t.pairs.size()), plan.model.hidden, plan.model.ffn);
+      return expert_compute_time(int64_t(t.pairs.size()), plan.model, topo);
     case TaskKind::PreReduce:
     case TaskKind::FinalReduce: return t.bytes / topo.compute.hbm_bw;
     default: return 0.0;
@@ -81,8 +83,8 @@ std::vector<sg4::Host*> build_platform(const Topology& topo) {
 
 class Scheduler {
  public:
-  Scheduler(const CommPlan& plan, const Topology& topo, std::vector<sg4::Host*> hosts)
-      : plan_(plan), topo_(topo), hosts_(std::move(hosts)), n_(topo.num_gpus()) {
+  Scheduler(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured, std::vector<sg4::Host*> hosts)
+      : plan_(plan), topo_(topo), measured_(measured), hosts_(std::move(hosts)), n_(topo.num_gpus()) {
     const size_t T = plan.tasks.size();
     times_.start.assign(T, -1);
     times_.end.assign(T, -1);
@@ -156,7 +158,7 @@ class Scheduler {
     times_.start[id] = sg4::Engine::get_clock();
     if (t.kind == TaskKind::Transfer) {
       sg4::Comm::sendto(hosts_[t.gpu], hosts_[t.dst_gpu], uint64_t(t.bytes));
-    } else if (const double s = stream_task_seconds(t, plan_, topo_); s > 0) {
+    } else if (const double s = stream_task_seconds(t, plan_, topo_, measured_); s > 0) {
       sg4::this_actor::execute(s * kSpeed);
     }
     times_.end[id] = sg4::Engine::get_clock();
@@ -175,6 +177,7 @@ class Scheduler {
 
   const CommPlan& plan_;
   const Topology& topo_;
+  const std::vector<GemmCurve>* measured_;
   std::vector<sg4::Host*> hosts_;
   int n_;
   bool starting_ = false;
@@ -189,7 +192,7 @@ class Scheduler {
 
 }  // namespace
 
-TaskTimes run_engine(const CommPlan& plan, const Topology& topo) {
+TaskTimes run_engine(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured) {
   xbt_log_control_set("root.thresh:warning");
   int argc = 1;
   char name[] = "zepp-sim";
@@ -200,7 +203,7 @@ TaskTimes run_engine(const CommPlan& plan, const Topology& topo) {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("surf/precision:1e-12");
-  Scheduler scheduler(plan, topo, build_platform(topo));
+  Scheduler scheduler(plan, topo, measured, build_platform(topo));
   sg4::Actor::create("scheduler", sg4::Host::by_name("gpu0"), [&scheduler] { scheduler.start_roots(); });
   engine.run();
   TaskTimes times = scheduler.times();

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <string>
 
-#include "exec/sim.hpp"
 #include "exec/sim_detail.hpp"
+#include "exec/task_label.hpp"
 
 namespace zepp {
 
@@ -68,22 +68,12 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
   LayerResult r;
   r.gpus.resize(n);
   std::vector<Intervals> comm(n), busy(n);
-  std::vector<double> combine_begin(n, -1), combine_end(n, 0);
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const Task& t = plan.tasks[i];
     if (t.kind == TaskKind::Barrier) continue;
     const double s = times.start[i], e = times.end[i];
     GpuStats& g = r.gpus[t.gpu];
     g.finish_s = std::max(g.finish_s, e);
-    if (t.phase == Phase::Combine) {
-      combine_begin[t.gpu] = combine_begin[t.gpu] < 0 ? s : std::min(combine_begin[t.gpu], s);
-      combine_end[t.gpu] = std::max(combine_end[t.gpu], e);
-      if (t.kind == TaskKind::Transfer) combine_end[t.dst_gpu] = std::max(combine_end[t.dst_gpu], e);
-    }
-    if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) {
-      g.dispatch_end_s = std::max(g.dispatch_end_s, e);
-      r.gpus[t.dst_gpu].dispatch_end_s = std::max(r.gpus[t.dst_gpu].dispatch_end_s, e);
-    }
     std::string track = "compute";
     if (t.kind == TaskKind::Transfer) {
       GpuStats& d = r.gpus[t.dst_gpu];
@@ -110,7 +100,6 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
   }
   double comm_total = 0, hidden = 0;
   for (int g = 0; g < n; ++g) {
-    if (combine_begin[g] >= 0) r.gpus[g].combine_s = combine_end[g] - combine_begin[g];
     const Intervals c = merged(std::move(comm[g])), b = merged(std::move(busy[g]));
     comm_total += length(c);
     hidden += overlap(c, b);

@@ -245,8 +245,8 @@ Calibration calibrate(const CalibrateOptions& opt, MPI_Comm comm) {
   require(opt.ffn > 0, "ffn", "must be positive");
   require(opt.tokens.size() >= 2, "tokens", "needs at least two token counts");
   for (size_t i = 0; i < opt.tokens.size(); ++i)
-    require(opt.tokens[i] >= 1 && opt.tokens[i] <= 1 << 20 && (i == 0 || opt.tokens[i] > opt.tokens[i - 1]), "tokens",
-            "must be ascending, distinct, in [1, 1048576]");
+    require(opt.tokens[i] >= 1 && opt.tokens[i] <= 1 << 16 && (i == 0 || opt.tokens[i] > opt.tokens[i - 1]), "tokens",
+            "must be ascending, distinct, in [1, 65536]");
   require(opt.repeat >= 1 && opt.repeat <= 1000, "repeat", "must be in [1, 1000]");
   require(opt.message_bytes.size() >= 2, "message_bytes", "needs at least two sizes");
   for (size_t i = 0; i < opt.message_bytes.size(); ++i)

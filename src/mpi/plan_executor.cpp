@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
-#include "exec/sim.hpp"
+#include "exec/task_label.hpp"
 #include "mpi/executor.hpp"
 #include "mpi/ffn.hpp"
 #include "mpi/hash.hpp"

@@ -1,11 +1,14 @@
-// The `sim` executor's per-GPU phases (GpuStats::dispatch_end_s, combine_s), defined as the
-// `mpi` executor measures them so `zepp run --predict` compares like with like (issue 16).
+// Per-GPU phases read from the `sim` executor's timeline (exec/phases.hpp), defined as the `mpi`
+// executor measures them so `zepp run --predict` compares like with like (issue 16).
 // Topology of tests/plan/fixture.hpp: NIC 10 B/s, HBM 100 B/s, no latency; an expert GEMM of the
 // small model (hidden 8, ffn 1) over 4 tokens is bound by its 48 weight bytes: 0.48 s.
 #include <gtest/gtest.h>
 
 #include "../plan/fixture.hpp"
+#include "core/error.hpp"
+#include "exec/phases.hpp"
 #include "exec/sim.hpp"
+#include "exec/task_label.hpp"
 
 namespace zepp {
 namespace {
@@ -36,14 +39,17 @@ TEST(SimPhases, DispatchEndAndCombineSpanAsTheMpiExecutorMeasuresThem) {
   const Task final_sum = make(TaskKind::FinalReduce, Phase::Combine, 0, 20, {3});  // [5.58, 5.78]
   plan.tasks = {dispatch, gemm, pre, back, final_sum};
 
-  const LayerResult r = simulate_plan(plan, topo);
-  ASSERT_EQ(r.gpus.size(), 2u);
-  EXPECT_NEAR(r.gpus[0].dispatch_end_s, 2.0, 1e-9);  // sender and receiver both see it end
-  EXPECT_NEAR(r.gpus[1].dispatch_end_s, 2.0, 1e-9);
-  EXPECT_NEAR(r.gpus[1].compute_s, 0.48, 1e-9);
-  EXPECT_NEAR(r.gpus[1].combine_s, 5.58 - 2.48, 1e-9);  // its pre-reduction starts, its return send ends
-  EXPECT_NEAR(r.gpus[0].combine_s, 0.2, 1e-9);          // only its final reduction runs there
+  const LayerResult r = simulate_plan(plan, topo, true);
+  const std::vector<PhaseTimes> p = phase_times(r, 2);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_NEAR(p[0].dispatch_end_s, 2.0, 1e-9);  // sender and receiver both see it end
+  EXPECT_NEAR(p[1].dispatch_end_s, 2.0, 1e-9);
+  EXPECT_NEAR(p[1].compute_s, 0.48, 1e-9);
+  EXPECT_EQ(p[0].compute_s, 0.0);
+  EXPECT_NEAR(p[1].combine_s, 5.58 - 2.48, 1e-9);  // its pre-reduction starts, its return send ends
+  EXPECT_NEAR(p[0].combine_s, 0.2, 1e-9);          // only its final reduction runs there
   EXPECT_NEAR(r.latency_s, 5.78, 1e-9);
+  EXPECT_THROW(phase_times(r, 1), ArgumentError);  // the timeline names GPU 1
 }
 
 TEST(SimPhases, TaskLabelsNameWhatTheTimelineShows) {
