@@ -104,11 +104,19 @@ std::string machine_line() {
   return std::to_string(std::thread::hardware_concurrency()) + " CPU cores" + (model.empty() ? "" : " (" + model + ")");
 }
 
+// FLAGS.results/runs.json, stamped with the time of writing.
+void save(nlohmann::json& doc, const ValidateFlags& f) {
+  doc["finished"] = std::time(nullptr);
+  std::ofstream o(fs::path(f.results) / "runs.json");
+  o << doc.dump(1) << "\n";
+  require(o.good(), "--results", "cannot write " + (fs::path(f.results) / "runs.json").string());
+}
+
 // Measures everything; returns the results document (also written to FLAGS.results/runs.json).
 nlohmann::json measure(const ValidateFlags& f) {
   const std::string zepp = self_exe();
   fs::create_directories(f.results);
-  const std::string err_file = (fs::path(f.results) / "last-stderr.txt").string();
+  const std::string err_file = (fs::temp_directory_path() / ("zepp-validate-stderr-" + std::to_string(getpid()) + ".txt")).string();
   const std::string env = "OPENBLAS_NUM_THREADS=1 ";
   nlohmann::json doc = {{"machine", machine_line()}, {"started", std::time(nullptr)}, {"nic_gbps", f.nic_gbps},
                         {"hidden", f.hidden}, {"ffn", f.ffn}, {"size_mb", f.size_mb}, {"repeat", f.repeat},
@@ -150,12 +158,9 @@ nlohmann::json measure(const ValidateFlags& f) {
             err_file);
         doc["runs"].push_back({{"workload", w->key}, {"model", w->model}, {"ranks", r}, {"paced", paced},
                                {"load_before", before}, {"load_after", load_average()}, {"run", nlohmann::json::parse(out)}});
+        save(doc, f);  // after every run: an interrupted sweep keeps what it measured
       }
   }
-  doc["finished"] = std::time(nullptr);
-  std::ofstream o(fs::path(f.results) / "runs.json");
-  o << doc.dump(1) << "\n";
-  require(o.good(), "--results", "cannot write " + (fs::path(f.results) / "runs.json").string());
   return doc;
 }
 
@@ -250,6 +255,16 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
+  std::string missing;
+  for (const auto& key : f.workloads)
+    for (int r : f.ranks)
+      for (bool paced : {true, false}) {
+        bool found = false;
+        for (const auto& run : doc["runs"])
+          found = found || (run["workload"] == key && run["ranks"] == r && run["paced"].get<bool>() == paced);
+        if (!found) missing += std::string(missing.empty() ? "" : ", ") + key + " " + std::to_string(r) + " ranks " + (paced ? "paced" : "unpaced");
+      }
+  if (!missing.empty()) md << "\nNot measured (the sweep was cut short): " << missing << ".\n";
   md << "\nMedian |measured / predicted - 1| over strategies and traces: " << fmt("%.0f%%", median(errs_paced) * 100)
      << " paced, " << fmt("%.0f%%", median(errs_unpaced) * 100) << " unpaced.\n\n";
 

@@ -275,14 +275,14 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
   return t;
 }
 
+}  // namespace
+
 std::string describe_links(const Topology& t) {
   return fmt::format("{} {:g} GB/s per {}, NIC {:g} GB/s per GPU, {:g} TFLOP/s, HBM {:g} TB/s",
                      t.nvlink_model == NvlinkModel::Switch ? "NVSwitch" : "NVLink", t.nvlink_bw / 1e9,
                      t.nvlink_model == NvlinkModel::Switch ? "GPU port" : "GPU pair", t.nic_bw / 1e9,
                      t.compute.peak_flops / 1e12, t.compute.hbm_bw / 1e12);
 }
-
-}  // namespace
 
 Topology read_topology_file(const std::string& path, int nodes) { return parse_topology_file(path, nodes, nullptr); }
 
