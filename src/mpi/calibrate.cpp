@@ -322,10 +322,12 @@ nlohmann::json calibrated_topology(const Calibration& c, const std::string& name
   if (c.nic_pacing_bytes_per_s > 0) record["nic_paced"] = link_json(c.nic_paced);
   return {{"name", name},
           {"gpus_per_node", c.gpus_per_node},
-          {"nvlink", {{"model", "per-pair"}, {"bandwidth", fmt("%.6g GB/s", c.nvlink.bytes_per_s / 1e9)},
-                      {"latency", fmt("%.6g us", c.nvlink.latency_s * 1e6)}}},
-          {"nic", {{"per_node", c.gpus_per_node}, {"bandwidth", fmt("%.6g GB/s", nic.bytes_per_s / 1e9)},
-                   {"latency", fmt("%.6g us", nic.latency_s * 1e6)}}},
+          // Three significant digits: more than the measurements hold, and link bandwidths whose
+          // ratio the exact routing solver can take (it needs small integer terms).
+          {"nvlink", {{"model", "per-pair"}, {"bandwidth", fmt("%.3g GB/s", c.nvlink.bytes_per_s / 1e9)},
+                      {"latency", fmt("%.3g us", c.nvlink.latency_s * 1e6)}}},
+          {"nic", {{"per_node", c.gpus_per_node}, {"bandwidth", fmt("%.3g GB/s", nic.bytes_per_s / 1e9)},
+                   {"latency", fmt("%.3g us", nic.latency_s * 1e6)}}},
           {"compute", {{"model", "measured"},
                        {"peak", fmt("%.6g GFLOP/s", c.gemm_peak_flops / 1e9)},
                        {"hbm", fmt("%.6g GB/s", c.reduce_bytes_per_s / 1e9)},
