@@ -33,6 +33,7 @@ struct RunFlags {
   bool nodes_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
   std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
+  nlohmann::json degraded;        // set by prepare() when nodes are lost: the report printed with the results
   std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg per strategy
   std::string predict;   // calibrated topology file: simulate each executed plan on it
 };
@@ -150,13 +151,12 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   require(!f.nodes_given || f.w.nodes == size / gpn + lost, "--nodes",
           "must equal ranks / --gpus-per-node + lost nodes = " + std::to_string(size / gpn + lost) + " (or be left out)");
   require(lost == 0 || f.layers.empty(), "--failed-nodes", "runs one layer; leave out --layers");
-  nlohmann::json degraded;
   if (lost > 0) {  // the full cluster's batch and placement, moved onto the surviving ranks
     f.w.nodes = size / gpn + lost;
     const Degraded d = degrade(f.w, f.opt.strategy, f.failed_nodes, resolve(f.w));
     f.w = d.flags;
     f.opt.strategy = d.opt;
-    degraded = d.report;
+    f.degraded = d.report;
   }
   f.w.nodes = size / gpn;
   f.w.strategies = int(names.size());
@@ -191,7 +191,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   doc["tokens_per_gpu"] = r.workload.tokens_per_gpu, doc["hidden"] = r.model.hidden, doc["ffn"] = r.model.ffn;
   doc["nic_gbps"] = f.w.nic_gbps ? nlohmann::json(*f.w.nic_gbps) : nlohmann::json(nullptr);
   doc["tolerance"] = f.tolerance;
-  if (lost > 0) doc["degraded"] = degraded;
+  if (!f.degraded.is_null()) doc["degraded"] = f.degraded;
   doc["strategies"] = nlohmann::json::array();
   if (calibrated) doc["predict"] = f.predict;
   double worst = 0;
