@@ -284,7 +284,16 @@ void add_run(CLI::App& app) {
                   "predicted wall time and phases (with --timeline, FILE-<strategy>-predicted.json too)");
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
-    check_flags(*f);
+    // Flag errors too go through the one-reporter path below: a rank that exits on its own
+    // before MPI_Init can make mpirun kill rank 0 before it has printed the message.
+    std::string error;
+    try {
+      check_flags(*f);
+    } catch (const InputError& e) {
+      error = std::string("error: ") + e.what();
+    } catch (const ArgumentError& e) {
+      error = std::string("invalid argument: ") + e.what();
+    }
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) MPI_Init(nullptr, nullptr);
@@ -296,8 +305,7 @@ void add_run(CLI::App& app) {
     // on every rank: the lowest rank that has one reports it, once, and every rank exits with
     // status 2 without MPI_Abort and its banner, which stays for real faults.
     ResolvedWorkload r;
-    std::string error;
-    try {
+    if (error.empty()) try {
       r = prepare(*f, size);
     } catch (const InputError& e) {
       error = std::string("error: ") + e.what();

@@ -248,8 +248,8 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
       t.nic_latency = parse_duration(r.scalar(nic["latency"], "nic.latency"), r.where(nic["latency"], "nic.latency"));
   }
   if (const YAML::Node c = doc["compute"]) {
+    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch", "gemm"}, true);  // first: c may be a scalar
     const bool measured = c["model"] && c["model"].IsScalar() && c["model"].Scalar() == "measured";
-    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch", "gemm"}, true);
     for (const char* key : {"model", "peak", "hbm", "kernel_launch"})
       if (!has_base && !c[key])
         throw InputError(r.where(c, std::string("compute.") + key) + "missing (required unless the file names a preset as 'base')");

@@ -39,25 +39,24 @@ struct Fixture {
 
 }  // namespace
 
-TEST(Serve, SwapsMoveWeightsOverNvlinkOnlyAndBalanceBetterThanStaticZepp) {
+// Llama-4's experts are ~250 MB each: at 1 MB of activations per GPU no swap removes as much
+// compute from the critical path as moving its weights over NVLink adds (§4.3; issue 10), so
+// zepp+swaps refuses every swap and serves exactly as static Zepp does.
+TEST(Serve, SwapsThatCostMoreThanTheySaveAreRefusedOnLlama4) {
   if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
   const ServeReport fixed = f.run("zepp"), swapped = f.run("zepp+swaps");
   ASSERT_EQ(swapped.iterations.size(), 4u);
-  int swaps = 0;
   for (size_t i = 0; i < 4; ++i) {
     const IterationReport& it = swapped.iterations[i];
     EXPECT_EQ(it.dataset, i < 2 ? "abstract_algebra" : "anatomy");
+    EXPECT_EQ(it.swaps, 0);
     EXPECT_EQ(it.weight_nic_bytes, 0.0);
-    EXPECT_DOUBLE_EQ(it.weight_nvlink_bytes, it.weight_moves * f.model.expert_weight_bytes());
-    EXPECT_LE(it.weight_moves, 2 * it.swaps);
-    // Both systems served the same batches.
-    EXPECT_EQ(it.home_imbalance, fixed.iterations[i].home_imbalance);
-    swaps += it.swaps;
+    EXPECT_EQ(it.weight_nvlink_bytes, 0.0);
+    EXPECT_EQ(it.home_imbalance, fixed.iterations[i].home_imbalance);  // the same batches
   }
-  EXPECT_GT(swaps, 0);
   EXPECT_EQ(fixed.total_weight_bytes(), 0.0);
-  EXPECT_LT(swapped.mean_imbalance(), fixed.mean_imbalance());
+  EXPECT_DOUBLE_EQ(swapped.mean_imbalance(), fixed.mean_imbalance());
 }
 
 TEST(Serve, PerInvocationReplicationCopiesAcrossNodesAndRemovesExcessLoad) {
