@@ -13,6 +13,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include "../common/loads.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "placement/placement.hpp"
@@ -21,20 +22,13 @@
 
 namespace {
 
+using zepp::test::power_law;
+
 // h100 links: a NIC move costs the NVLink / NIC bandwidth ratio (6) times an NVLink one.
 zepp::Topology topo(int nodes, int gpus_per_node) {
   zepp::Topology t = zepp::topology_preset("h100", nodes);
   t.gpus_per_node = gpus_per_node;
   return t;
-}
-
-std::vector<double> power_law(int E, double exponent, unsigned seed) {
-  std::vector<int> rank(E);
-  std::iota(rank.begin(), rank.end(), 0);
-  std::shuffle(rank.begin(), rank.end(), std::mt19937(seed));
-  std::vector<double> load(E);
-  for (int e = 0; e < E; ++e) load[e] = 1e6 / std::pow(rank[e] + 1.0, exponent);
-  return load;
 }
 
 std::vector<double> drift(std::vector<double> load, double by, unsigned seed) {

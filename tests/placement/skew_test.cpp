@@ -13,26 +13,19 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include "../common/loads.hpp"
 #include "placement/placement.hpp"
 #include "placement/rebalance.hpp"
 
 namespace {
+
+using zepp::test::power_law;
 
 zepp::Topology topo(int nodes, int gpus_per_node) {
   zepp::Topology t;
   t.nodes = nodes;
   t.gpus_per_node = gpus_per_node;
   return t;
-}
-
-// Zipf loads load_i = 1 / (rank_i + 1)^exponent over a seeded random ranking of the experts.
-std::vector<double> power_law(int E, double exponent, unsigned seed) {
-  std::vector<int> rank(E);
-  std::iota(rank.begin(), rank.end(), 0);
-  std::shuffle(rank.begin(), rank.end(), std::mt19937(seed));
-  std::vector<double> load(E);
-  for (int e = 0; e < E; ++e) load[e] = 1e6 / std::pow(rank[e] + 1.0, exponent);
-  return load;
 }
 
 double hottest_share(const std::vector<double>& load) {
