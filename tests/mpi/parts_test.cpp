@@ -18,7 +18,8 @@ namespace {
 
 // Textbook SwiGLU with double accumulation, the independent check of the OpenBLAS path.
 // x: one token's row [hidden]. A pointer, not a vector: building a temporary vector of the row
-// made GCC 12 at -O3 report a false -Wfree-nonheap-object on the user's terminal.
+// made GCC 12 at -O3 report a false -Wfree-nonheap-object on the user's terminal (as did sizing
+// `y` from `x.size()` in the property below; both vectors are sized from one `n` instead).
 std::vector<double> naive_swiglu(const ExpertWeights& w, const float* x) {
   const int h = w.hidden, f = w.ffn;
   std::vector<double> y(h, 0.0), a(f);
@@ -79,7 +80,8 @@ TEST(Swiglu, HandComputedOneByOne) {
 RC_GTEST_PROP(Swiglu, MatchesNaiveLoops, ()) {
   const int h = *rc::gen::inRange(1, 24), f = *rc::gen::inRange(1, 24), rows = *rc::gen::inRange(0, 9);
   const ExpertWeights w = expert_weights(*rc::gen::arbitrary<uint32_t>(), *rc::gen::inRange(0, 100), h, f);
-  std::vector<float> x(size_t(rows) * h), y(x.size(), -7.0f);
+  const size_t n = size_t(rows) * h;
+  std::vector<float> x(n), y(n, -7.0f);
   for (int r = 0; r < rows; ++r) token_activation(9, r, h, x.data() + r * h);
   swiglu(w, x.data(), rows, y.data());
   for (int r = 0; r < rows; ++r) {
