@@ -82,16 +82,18 @@ struct ReadOptions {
 // (JSON), followed by "[read as FORMAT: why that format was chosen]", on any malformed input:
 // invalid or truncated JSON, a CSV row with the wrong number of fields, a non-numeric field,
 // top-k varying within a layer, an expert id that is negative, not an integer, repeated within
-// a token or >= 2^31 - 1, a gate weight negative or not finite, a negative or NaN load or
-// count, a layer twice in one step or a load row twice, files of different formats, a layer
+// a token or >= 2^31 - 1, a gate weight outside [0, 1] or not one per expert id, a token's gate
+// weights summing past 1 + kGateSumTolerance (core/gate.hpp), a negative or NaN load or count, a layer twice in one step or a load row twice, files of different formats, a layer
 // with no tokens in the whole trace, no MoE layer at all, nothing but empty files. With
 // options.skip_invalid a malformed file is skipped instead (its error kept in skipped_invalid)
 // as long as some file is readable.
 Trace read_trace(const std::string& path, const ReadOptions& options = {});
 
-// Throws ArgumentError naming the model when an expert id of `trace` is >= model.num_experts,
-// when a load table has a column count other than model.num_experts, or when a layer's top-k
-// differs from model.top_k.
+// Throws ArgumentError ("trace: ...", naming the trace and the model) when an expert id of
+// `trace` is negative or >= model.num_experts, when a layer's top-k differs from model.top_k,
+// when a layer's arrays disagree in length or name a request that does not exist (possible only
+// for a Trace built by hand), or when a load table has a column count other than
+// model.num_experts or a load that is negative or not finite.
 void check_trace_matches_model(const Trace& trace, const ModelShape& model);
 
 }  // namespace zepp

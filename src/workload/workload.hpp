@@ -59,9 +59,13 @@ struct Workload {
 // Throws ArgumentError naming the field: size_mb (not positive or finite, or more than 2^31
 // (token, expert) pairs in all), layer (< -1, or absent from the trace: the message lists the
 // layers present), history_fraction (outside (0, 1), or the history or evaluation part of the
-// layer is empty), history (without a trace, or without the layer), zipf (negative or not finite), dataset (set for a trace that is not
-// load-only, matches no table, or leaves fewer than top-k experts with positive load), model /
-// topo (unusable shapes), trace (check_trace_matches_model).
+// layer is empty), history (without a trace, or without the layer), zipf (negative or not
+// finite, or so large that r^-zipf leaves fewer than top-k experts of positive weight), dataset
+// (set for a trace that is not load-only, matches no table, or leaves fewer than top-k experts
+// with positive load), model / topo (unusable shapes), trace (check_trace_matches_model), and
+// workload when a token of the result breaks what the planner assumes (ids in [0, E) and
+// distinct, gate weights in [0, 1] summing to at most 1 + kGateSumTolerance, history load finite
+// and non-negative): checked on every result, whatever its source.
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
                         const WorkloadOptions& opt, const Trace* history = nullptr);
 
