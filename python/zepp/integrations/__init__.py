@@ -1,1 +1,1 @@
-"""Adapters that plug Zepp into serving engines (vllm: ZeppEplbPolicy)."""
+"""Adapters that plug Zepp into serving engines (vllm: ZeppEplbPolicy; sglang: ZeppSglangEplb)."""

@@ -10,27 +10,12 @@ AbstractEplbPolicy when vLLM is importable, so it can be registered beside vLLM'
 import numpy as np
 
 from .._placement import placement_maps, rebalance_experts
+from ._tensors import like, to_numpy
 
 try:
     from vllm.distributed.eplb.policy.abstract import AbstractEplbPolicy as _Base
 except ImportError:  # vLLM absent (tests, offline use): same contract, plain class
     _Base = object
-
-
-def _to_numpy(weight):
-    # vLLM passes a torch tensor, possibly on the GPU; numpy needs a CPU copy.
-    if hasattr(weight, "detach"):
-        weight = weight.detach().float().cpu().numpy()
-    return np.asarray(weight)
-
-
-def _like(weight, arrays):
-    """torch tensors when vLLM handed us one (vLLM copies them into its buffers), else numpy."""
-    if hasattr(weight, "detach"):
-        import torch
-
-        return tuple(torch.from_numpy(a) for a in arrays)
-    return arrays
 
 
 class ZeppEplbPolicy(_Base):
@@ -72,18 +57,19 @@ class ZeppEplbPolicy(_Base):
         Raises:
             ValueError naming the argument (see zepp.rebalance_experts).
         """
-        w = _to_numpy(weight)
+        w = to_numpy(weight)
         key = (tuple(np.shape(w)), num_replicas, num_ranks)
         if previous is None and cls.stable:
             previous = cls._current.get(key)
         elif previous is not None:
-            previous = _to_numpy(previous)
+            previous = to_numpy(previous)
         try:
             if previous is None:
                 phy2log, log2phy, logcnt = placement_maps(w, num_replicas, num_groups, num_nodes, num_ranks, "zepp")
             else:
+                # expert_bytes=1: every move costs one expert copy (the default 0 would make moves free).
                 phy2log, log2phy, logcnt = rebalance_experts(w, num_replicas, num_groups, num_nodes, num_ranks,
-                                                             policy="zepp", previous=previous)
+                                                             policy="zepp", previous=previous, expert_bytes=1)
         except ValueError as e:  # name vLLM's argument, not zepp.rebalance_experts' num_gpus
             message = str(e)
             raise ValueError("num_ranks" + message[len("num_gpus"):] if message.startswith("num_gpus") else message) from None
@@ -93,4 +79,4 @@ class ZeppEplbPolicy(_Base):
         width = phy2log.shape[1] - E + 1
         padded = np.full((L, E, width), -1, dtype=np.int64)
         padded[:, :, :X] = log2phy
-        return _like(weight, (phy2log, padded, logcnt))
+        return like(weight, (phy2log, padded, logcnt))
