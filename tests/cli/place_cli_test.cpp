@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../common/loads.hpp"
 #include "run_zepp.hpp"
 
 namespace zepp {
@@ -139,7 +140,11 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
   ASSERT_EQ(out["moves"].size(), 2u);
   for (const json& m : out["moves"]) {
     EXPECT_EQ(m["nic"], 0);
-    EXPECT_LE(m["slots"].get<int>(), 96 / 10);  // a few NVLink swaps (the 288-slot case: tests/placement)
+    // Not the issue's 5% (asserted on the issue's input in SmallDriftOnTheIssuesLayer): here 4 of the
+    // 16 GPUs end above the 1% target after the drift (layer 0: 1.020, 1.014, 1.014, 1.013 x mean
+    // against 1.0107), and a count-preserving swap lowers only one of them, so swaps change >= 8
+    // slots (8.3%); the 3-slot fixes that change replica counts all fetch over NICs. Seen: 8 and 2.
+    EXPECT_LE(m["slots"].get<int>(), 96 / 10);
     EXPECT_DOUBLE_EQ(m["nvlink_bytes"].get<double>(), m["nvlink"].get<int>() * 3.0 * 2048 * 1408 * 2);
   }
   EXPECT_NE(again.err.find("16 of 16 GPUs serve"), std::string::npos) << again.err;
@@ -165,6 +170,42 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
   const auto eplb = run_zepp("place --policy eplb --load " + before + " --failed-gpus 1");
   EXPECT_EQ(eplb.status, 2);
   EXPECT_NE(eplb.err.find("need --policy zepp"), std::string::npos) << eplb.err;
+}
+
+// The issue's churn case through the CLI: 256 experts, 288 slots on 32 GPUs of 4 nodes, every load
+// moved by at most +-2% (power law 1.0, seeded). Rebalancing with --previous moves nothing across
+// nodes and at most 5% of the slots, where a from-scratch placement reshuffles most of them.
+TEST(PlaceCli, SmallDriftOnTheIssuesLayer) {
+  json before = {{"num_replicas", 288}, {"num_groups", 1}, {"num_nodes", 4}, {"num_gpus", 32}};
+  json after = before;
+  for (unsigned layer = 0; layer < 2; ++layer) {
+    const std::vector<double> load = test::power_law(256, 1.0, 10 + layer);
+    before["weight"].push_back(load);
+    after["weight"].push_back(test::drift(load, 0.02, 20 + layer));
+  }
+  const std::string b = write_temp("drift_before.json", before.dump()), a = write_temp("drift_after.json", after.dump());
+  const auto first = run_zepp("place --policy zepp --load " + b);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const std::string current = write_temp("drift_current.json", first.out);
+  const auto again = run_zepp("place --policy zepp --load " + a + " --previous " + current + " --model deepseek-v2-lite");
+  ASSERT_EQ(again.status, 0) << again.err;
+  const auto scratch = run_zepp("place --policy zepp --load " + a);
+  ASSERT_EQ(scratch.status, 0) << scratch.err;
+  const json out = json::parse(again.out), prev = json::parse(first.out), fresh = json::parse(scratch.out);
+  ASSERT_EQ(out["moves"].size(), 2u);
+  for (int l = 0; l < 2; ++l) {
+    const json& m = out["moves"][l];
+    EXPECT_EQ(m["nic"], 0) << "layer " << l;
+    EXPECT_LE(m["slots"].get<int>(), 288 * 5 / 100) << "layer " << l;
+    int changed = 0, fresh_changed = 0;
+    for (int p = 0; p < 288; ++p) {
+      changed += out["phy2log"][l][p] != prev["phy2log"][l][p];
+      fresh_changed += fresh["phy2log"][l][p] != prev["phy2log"][l][p];
+    }
+    EXPECT_EQ(changed, m["slots"].get<int>()) << "layer " << l;
+    EXPECT_GT(fresh_changed, 288 / 2) << "layer " << l;
+    EXPECT_LE(out["imbalance"][l]["placed"].get<double>(), out["imbalance"][l]["from_scratch"].get<double>() * 1.01 + 1e-12);
+  }
 }
 
 // A Mixtral routing log whose layer field ran past the model's 32 layers (issue 11) is rejected,

@@ -18,4 +18,12 @@ inline std::vector<double> power_law(int E, double exponent, unsigned seed) {
   return load;
 }
 
+// Every load moved by a seeded uniform factor in [1 - by, 1 + by] (the "+-2% drift": by = 0.02).
+inline std::vector<double> drift(std::vector<double> load, double by, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-by, by);
+  for (double& v : load) v *= 1 + u(rng);
+  return load;
+}
+
 }  // namespace zepp::test

@@ -22,6 +22,7 @@
 
 namespace {
 
+using zepp::test::drift;
 using zepp::test::power_law;
 
 // h100 links: a NIC move costs the NVLink / NIC bandwidth ratio (6) times an NVLink one.
@@ -29,13 +30,6 @@ zepp::Topology topo(int nodes, int gpus_per_node) {
   zepp::Topology t = zepp::topology_preset("h100", nodes);
   t.gpus_per_node = gpus_per_node;
   return t;
-}
-
-std::vector<double> drift(std::vector<double> load, double by, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-by, by);
-  for (double& v : load) v *= 1 + u(rng);
-  return load;
 }
 
 // Bytes a move from `prev` (full cluster) to `next` (over `survivors`) fetches, counted slot by
