@@ -155,7 +155,9 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
             keeping its S slots; every expert keeps a replica; the lost ranks' slots hold -1 in
             phy2log and appear nowhere in log2phy.
         expert_bytes: weights of one expert in bytes (3 x hidden x ffn x 2 in BF16), for the moves
-            report and max_moved_bytes.
+            report and max_moved_bytes. 0: size unknown; moves are then weighed as one expert copy
+            each (still NVLink before NIC), the report's bytes are 0 and max_moved_bytes binds
+            nothing.
         max_moved_bytes: with previous: per-layer budget for weight moves (bytes), trading balance
             for churn; restoring experts of lost ranks may exceed it. None: no budget.
         return_moves: also return a dict of per-layer numpy arrays: slots_changed, local, nvlink,

@@ -24,7 +24,8 @@
 // budget, the one moving the fewest bytes among those reaching T (F always does: so the balance is
 // within balance_tolerance of F's, and rebalancing with the previous placement never moves more
 // bytes than F); with a budget, the best balanced among those within it (else the fewest bytes:
-// restoring lost experts may overdraw it).
+// restoring lost experts may overdraw it). With expert_bytes = 0 (size unknown) every choice above
+// counts expert copies instead of bytes, so NVLink is still preferred and the fewest copies move.
 // Invariants kept by every step: each surviving GPU holds exactly S slots, no GPU holds an expert
 // twice (a previous placement's second copy on a GPU is dropped first), every expert keeps >= 1
 // replica (steps 2-3 give each expert exactly its count, step 4 preserves counts, see pack.cpp).
@@ -164,7 +165,7 @@ Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo,
   held.gpu.assign(size_t(Gs) * E, 0);
   held.node.assign(size_t(N) * E, 0);
   held.node_of = bins.node;
-  held.bytes = opt.expert_bytes;
+  held.bytes = opt.expert_bytes > 0 ? opt.expert_bytes : 1.0;  // size unknown: count expert copies
   if (topo.nvlink_bw > 0 && topo.nic_bw > 0) held.nic_weight = std::max(1.0, topo.nvlink_bw / topo.nic_bw);
   std::vector<int> cnt(E, 0);
   std::vector<std::vector<char>> keep(Gs, std::vector<char>(S, 1));  // a second copy on a GPU is dropped
@@ -181,7 +182,7 @@ Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo,
       ++cnt[e];
     }
   const double target = fresh.max_load() * (1 + opt.balance_tolerance);
-  const bool budgeted = opt.max_moved_bytes >= 0;
+  const bool budgeted = opt.max_moved_bytes >= 0 && opt.expert_bytes > 0;  // zero-size moves fit any budget
   double budget = budgeted ? opt.max_moved_bytes : std::numeric_limits<double>::infinity();
   const double budget_start = budget;
 
@@ -319,6 +320,7 @@ Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo,
     if (better(c, *best)) best = &c;
   out.placement.phy2log = best->rows;
   out.moves = best->moves;
+  if (opt.expert_bytes == 0) out.moves.nvlink_bytes = out.moves.nic_bytes = 0;  // counted in copies above
   out.imbalance = best->imbalance;
   out.used_fresh = best->fresh;
   return out;

@@ -31,7 +31,8 @@ double expected_imbalance(const Placement& p, const std::vector<double>& load);
 struct RebalanceOptions {
   std::vector<int32_t> previous;    // [G * S] current phy2log on the full cluster; empty: none
   std::vector<int> failed_gpus;     // GPU ids in [0, G) lost (their slots and replicas are gone)
-  double expert_bytes = 0;          // weights of one expert (ModelShape::expert_weight_bytes), bytes
+  double expert_bytes = 0;          // weights of one expert (ModelShape::expert_weight_bytes), bytes;
+                                    // 0: unknown, moves cost one copy each, 0 bytes reported
   double max_moved_bytes = -1;      // per-layer budget for optional weight moves; < 0: none
   double balance_tolerance = 0.01;  // target max load = from-scratch max load x (1 + this)
 };

@@ -95,6 +95,12 @@ TEST(Rebalance, SmallDriftMovesAlmostNothing) {
     EXPECT_EQ(f.changed, r.moves.slots_changed);
     EXPECT_DOUBLE_EQ(f.nic, r.moves.nic_bytes);
     EXPECT_DOUBLE_EQ(f.nvlink, r.moves.nvlink_bytes);
+    // Expert size unknown: the same moves, weighed in copies (not free), and no bytes reported.
+    opt.expert_bytes = 0;
+    const zepp::Rebalanced u = zepp::rebalance_zepp(after, t, 9, opt);
+    EXPECT_EQ(u.placement.phy2log, r.placement.phy2log) << "exponent " << exponent;
+    EXPECT_EQ(u.moves.nvlink, r.moves.nvlink);
+    EXPECT_EQ(u.moves.nvlink_bytes + u.moves.nic_bytes, 0.0);
   }
 }
 

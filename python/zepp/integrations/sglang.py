@@ -85,7 +85,7 @@ class ZeppSglangEplb:
     @classmethod
     def rebalance_experts(cls, tokens_per_expert, num_physical_experts, num_local_physical_experts, num_groups=None,
                           num_nodes=1, algorithm=None, *, previous=None, failed_ranks=None, active_ranks=None,
-                          expert_bytes=1, max_moved_bytes=None, return_moves=False):
+                          expert_bytes=0, max_moved_bytes=None, return_moves=False):
         """SGLang's eplb_algorithms.rebalance_experts contract, computed with Zepp's placement.
 
         Args:
@@ -109,7 +109,8 @@ class ZeppSglangEplb:
                 The placement is on the survivors, each keeping its S slots, every expert with a
                 replica on one; with previous, the fewest moves reaching the balance target.
             expert_bytes: weights of one expert in bytes (3 x hidden x ffn x 2 in BF16), the cost
-                of a move. Default 1: moves, max_moved_bytes and the report count expert copies.
+                of a move. 0: size unknown; each move then costs one expert copy, the report's
+                bytes are 0 and max_moved_bytes binds nothing.
             max_moved_bytes: per-layer budget in bytes for optional weight moves, trading balance
                 for churn (needs a previous map); None: no budget.
             return_moves: also return zepp.rebalance_experts' per-layer moves report (a dict).

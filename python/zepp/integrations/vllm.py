@@ -67,9 +67,8 @@ class ZeppEplbPolicy(_Base):
             if previous is None:
                 phy2log, log2phy, logcnt = placement_maps(w, num_replicas, num_groups, num_nodes, num_ranks, "zepp")
             else:
-                # expert_bytes=1: every move costs one expert copy (the default 0 would make moves free).
                 phy2log, log2phy, logcnt = rebalance_experts(w, num_replicas, num_groups, num_nodes, num_ranks,
-                                                             policy="zepp", previous=previous, expert_bytes=1)
+                                                             policy="zepp", previous=previous)
         except ValueError as e:  # name vLLM's argument, not zepp.rebalance_experts' num_gpus
             message = str(e)
             raise ValueError("num_ranks" + message[len("num_gpus"):] if message.startswith("num_gpus") else message) from None
