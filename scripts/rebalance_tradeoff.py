@@ -7,8 +7,11 @@ then for the second half: from scratch, and rebalanced from the history placemen
 table: bytes moved over NVLink and NICs (all layers), and the expected GPU imbalance (max / mean,
 each expert's load split evenly over its replicas) averaged and worst over layers.
 
-usage: scripts/rebalance_tradeoff.py BUILD/src/zepp ../shared/data/traces/deepseek-v2-lite-puffin
-       [--nodes 4 --gpus-per-node 4 --extra-slots 2]
+With --plot PREFIX also writes PREFIX.dat and PREFIX.gp and runs gnuplot for PREFIX.svg: the
+imbalance (mean and worst layer) against the GB moved.
+
+usage: scripts/rebalance_tradeoff.py BUILD/zepp ../shared/data/traces/deepseek-v2-lite-puffin
+       [--nodes 4 --gpus-per-node 4 --extra-slots 2 --plot docs/figures/rebalance-tradeoff]
 """
 
 import argparse
@@ -18,6 +21,42 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+
+PLOT = """set terminal svg size 720,420 dynamic enhanced font 'Helvetica,12' background rgb 'white'
+set output '{svg}'
+set title 'DeepSeek-V2-Lite, Puffin prompts 1-150 -> 151-300: balance against weights moved'
+set xlabel 'GB of expert weights moved, 26 layers (NVLink + NIC)'
+set ylabel 'expected max / mean GPU load'
+set key right top
+set grid
+set xrange [-1:{xmax}]
+plot '{dat}' using 2:4 with linespoints lw 2 pt 7 title 'mean over layers', \\
+     '{dat}' using 2:5 with linespoints lw 2 pt 5 dt 2 title 'worst layer', \\
+     '{dat}' using 2:4:1 with labels offset 0,1 font ',9' notitle
+"""
+
+
+def plot(prefix, rows):
+    """PREFIX.dat (label, GB moved, NIC GB, mean, worst; budgets ascending, then no budget, then from
+    scratch), PREFIX.gp, and PREFIX.svg drawn by gnuplot."""
+    order = [r for r in rows if "<=" in r[0]] + [r for r in rows if "no budget" in r[0]] + [r for r in rows
+                                                                                         if "scratch" in r[0]]
+    dat, gp, svg = (pathlib.Path(prefix + ext) for ext in (".dat", ".gp", ".svg"))
+    points = []  # budgets reaching the same placement share a point: "0, 20 MB"
+    for label, _, nv, nic, mean, worst in order:
+        short = label.replace("previous, <= ", "").replace(" / layer", "").replace("previous, ", "")
+        values = (round((nv + nic) / 1e3, 3), round(nic / 1e3, 3), round(mean, 4), round(worst, 4))
+        if points and points[-1][1] == values and short.endswith(" MB"):
+            points[-1][0] = points[-1][0].replace(" MB", "") + ", " + short
+        else:
+            points.append([short, values])
+    with open(dat, "w") as f:
+        f.write("# label  GB_moved  NIC_GB  imbalance_mean  imbalance_worst\n")
+        for short, (gb, nic_gb, mean, worst) in points:
+            f.write(f'"{short}" {gb:.3f} {nic_gb:.3f} {mean:.4f} {worst:.4f}\n')
+    gp.write_text(PLOT.format(svg=svg, dat=dat, xmax=round(max(p[1][0] for p in points) * 1.15 + 1)))
+    subprocess.run(["gnuplot", str(gp)], check=True)
+    print(f"wrote {dat}, {gp}, {svg}", file=sys.stderr)
 
 
 def place(zepp, trace, args, extra=()):
@@ -67,6 +106,7 @@ def main():
     ap.add_argument("--gpus-per-node", type=int, default=4)
     ap.add_argument("--extra-slots", type=int, default=2)
     ap.add_argument("--budgets-mb", default="0,20,50,100,200")
+    ap.add_argument("--plot", metavar="PREFIX", help="also write PREFIX.dat, PREFIX.gp, PREFIX.svg")
     args = ap.parse_args()
     files = sorted(p for p in pathlib.Path(args.trace).glob("*.csv"))
     if not files:
@@ -113,6 +153,8 @@ def main():
     print("|---|---:|---:|---:|---:|---:|")
     for label, slots, nv, nic, mean, worst in rows:
         print(f"| {label} | {slots} | {nv:.0f} | {nic:.0f} | {mean:.4f} | {worst:.4f} |")
+    if args.plot:
+        plot(args.plot, rows)
 
 
 if __name__ == "__main__":
