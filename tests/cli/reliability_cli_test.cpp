@@ -20,6 +20,22 @@ struct Timed {
   double seconds;
 };
 
+// The bounds below are about work being skipped (the failures took 30-57 s), not about speed.
+// Under AddressSanitizer the program runs about 10x slower: "--nodes 32 --size-mb 256", whose
+// limit checks place 384 experts on 128 GPUs for each strategy, took 0.29 s in Release and 3.0 s
+// sanitized beside a parallel build on the 2-core machine (scripts/check.sh sanitize).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kQuick = 10.0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr double kQuick = 10.0;
+#else
+constexpr double kQuick = 1.0;
+#endif
+#else
+constexpr double kQuick = 1.0;
+#endif
+
 Timed timed(const std::string& args) {
   const auto t0 = std::chrono::steady_clock::now();
   auto r = run_zepp(args);
@@ -44,7 +60,7 @@ TEST(Reliability, HundredThousandNodesFailsInUnderASecond) {
   const Timed t = timed("simulate --nodes 100000");
   EXPECT_EQ(t.r.status, 2) << t.r.err;
   EXPECT_NE(t.r.err.find("400000 GPUs"), std::string::npos) << t.r.err;
-  EXPECT_LT(t.seconds, 1.0);
+  EXPECT_LT(t.seconds, kQuick);
 }
 
 // A run whose estimate exceeds --max-memory stops at once, with the estimate and the flag.
@@ -54,7 +70,7 @@ TEST(Reliability, CostBeyondTheMemoryBudgetStopsBeforeBuilding) {
     EXPECT_EQ(t.r.status, 2) << args << ": " << t.r.err;
     EXPECT_NE(t.r.err.find("--max-memory: this run needs about"), std::string::npos) << t.r.err;
     EXPECT_NE(t.r.err.find("pairs"), std::string::npos) << t.r.err;
-    EXPECT_LT(t.seconds, 1.0) << args;
+    EXPECT_LT(t.seconds, kQuick) << args;
   }
   const auto bad = run_zepp("simulate --max-memory 0");
   EXPECT_EQ(bad.status, 2);
