@@ -5,6 +5,7 @@
 #include <exception>
 
 #include <CLI/CLI.hpp>
+#include <mpi.h>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
@@ -22,12 +23,35 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
 }
 
+// The rank the launcher gives this process before MPI_Init, or nullptr when not under mpirun.
+const char* launcher_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* r = std::getenv(var)) return r;
+  return nullptr;
+}
+
 // Under mpirun every rank parses the same arguments and would print the same error: only rank 0
 // (as the launcher tells it, before MPI_Init) reports; every rank still exits with status 2.
 bool quiet_rank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
-    if (const char* r = std::getenv(var)) return std::string(r) != "0";
-  return false;
+  const char* r = launcher_rank();
+  return r && std::string(r) != "0";
+}
+
+// Exit status `status` != 0 under mpirun: a rank that leaves first makes mpirun kill the others,
+// rank 0 included, sometimes before rank 0 has written its message (MpiRun.
+// BadArgumentOnFourRanksIsOneMessage failed 1 run in 5 so). Every rank meets rank 0, after it has
+// printed, in a barrier, then all leave with `status`.
+int leave_together(int status) {
+  if (status == 0 || !launcher_rank()) return status;
+  std::fflush(stderr);
+  int initialised = 0, finalised = 0;
+  MPI_Finalized(&finalised);
+  if (finalised) return status;
+  MPI_Initialized(&initialised);
+  if (!initialised) MPI_Init(nullptr, nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
 }
 
 }  // namespace
@@ -46,17 +70,17 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (quiet) return e.get_exit_code() == 0 ? 0 : 2;
-    return app.exit(e) == 0 ? 0 : 2;
+    if (quiet) return leave_together(e.get_exit_code() == 0 ? 0 : 2);
+    return leave_together(app.exit(e) == 0 ? 0 : 2);
   } catch (const zepp::InputError& e) {
     if (!quiet) std::fprintf(stderr, "zepp: error: %s\n", e.what());
-    return 2;
+    return leave_together(2);
   } catch (const zepp::ArgumentError& e) {
     if (!quiet) std::fprintf(stderr, "zepp: invalid argument: %s\n", e.what());
-    return 2;
+    return leave_together(2);
   } catch (const std::bad_alloc&) {
     if (!quiet) std::fprintf(stderr, "zepp: error: out of memory (try a smaller --size-mb or fewer nodes)\n");
-    return 2;
+    return leave_together(2);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "zepp: internal error: %s\n", e.what());
     return 1;
