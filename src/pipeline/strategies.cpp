@@ -24,7 +24,8 @@ StrategyDecision decide_eplb(const StrategyInput& in) {
 // Zepp (paper §4): placement §4.1, locality-preferred routing, split + merge, Algorithm 1.
 StrategyDecision decide_zepp(const StrategyInput& in) {
   Placement p = place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
-  const PlanOptions plan{in.opt.split, in.opt.merge, in.opt.overlap, in.opt.nic_slack, /*round_order=*/true};
+  const PlanOptions plan{in.opt.split, in.opt.merge, in.opt.overlap, in.opt.nic_slack, /*round_order=*/true,
+                         /*pre_reduce=*/true, /*split_if_it_pays=*/true};
   return decide_with(std::move(p), in, in.opt.locality, plan);
 }
 

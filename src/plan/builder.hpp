@@ -56,6 +56,9 @@ class Builder {
   // with flow.rows, the GPU that received the RDMA put.
   std::vector<int32_t> route_flow(Phase phase, int src_node, int dst_node, const Flow& flow,
                                   std::vector<int32_t>* receivers);
+  // flow.cpp: whether split x of a flow with per-GPU rows `volumes` saves more NIC time than
+  // its NVLink hops cost.
+  bool split_pays(const std::vector<int64_t>& volumes, const std::vector<int64_t>& x) const;
   int64_t transfer_priority(Phase phase, int round, int lane) const;
 
   const RoutingBatch& batch_;

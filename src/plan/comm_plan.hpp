@@ -123,6 +123,9 @@ struct PlanOptions {
                              // GPU that received it, sums them and returns one row (Algorithm 1
                              // lines 19-25, Zepp's §4.2); false: each remote (token, expert)
                              // output returns on its own, straight to the token's GPU
+  bool split_if_it_pays = false;  // with split: split a flow only when the NIC time it saves
+                                  // exceeds its NVLink hops (plan/flow.cpp, Zepp's choice);
+                                  // false: every flow over the bound is split (FAST)
 };
 
 struct CommPlan {

@@ -99,6 +99,7 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
   std::vector<double> weight_sum(T, 0.0);
   std::map<std::tuple<int, int, int, int>, int64_t> nic_rows;      // (phase, src node, dst node, nic) -> rows
   std::map<std::tuple<int, int64_t, int, int>, int> token_to_node;  // (phase, token, src, dst node) -> puts
+  std::set<std::tuple<int, int, int>> split_flows;                  // (phase, src node, dst node) with relays
   for (size_t i = 0; i < tasks.size(); ++i) {
     const Task& t = tasks[i];
     if (t.kind == TaskKind::Compute) {
@@ -118,6 +119,10 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
       if ((t.link == Link::NVLink) != (node(t.gpu) == node(t.dst_gpu))) return where(i) + "wrong link class";
       if (t.phase != Phase::Weights && t.bytes != double(t.tokens.size()) * plan.token_bytes)
         return where(i) + "bytes differ from rows * token_bytes";
+      if (t.hop == Hop::Relay) {  // round r of node n goes to n - r (dispatch) or n + r (combine)
+        const int n = node(t.gpu), N = plan.nodes;
+        split_flows.insert({int(t.phase), n, t.phase == Phase::Dispatch ? (n - t.round + N) % N : (n + t.round) % N});
+      }
       if (t.link == Link::NIC) {
         nic_rows[{int(t.phase), node(t.gpu), node(t.dst_gpu), t.gpu}] += int64_t(t.tokens.size());
         for (int64_t tok : t.tokens) ++token_to_node[{int(t.phase), tok, node(t.gpu), node(t.dst_gpu)}];
@@ -164,12 +169,15 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
   if (plan.options.merge)
     for (const auto& [key, n] : token_to_node)
       if (n != 1 && (std::get<0>(key) == int(Phase::Dispatch) || plan.options.pre_reduce)) return "token " + std::to_string(std::get<1>(key)) + " crosses to a node " + std::to_string(n) + " times";
-  // Split: each NIC within the bound of eq. (2) for its flow.
+  // Split: each NIC within the bound of eq. (2) for its flow; with split_if_it_pays only the
+  // flows that were split (that have relays) must be.
   if (plan.options.split) {
     std::map<std::tuple<int, int, int>, int64_t> flow_rows;
     for (const auto& [key, rows] : nic_rows) flow_rows[{std::get<0>(key), std::get<1>(key), std::get<2>(key)}] += rows;
     for (const auto& [key, rows] : nic_rows) {
-      const int64_t total = flow_rows[{std::get<0>(key), std::get<1>(key), std::get<2>(key)}];
+      const std::tuple<int, int, int> flow{std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+      if (plan.options.split_if_it_pays && !split_flows.count(flow)) continue;
+      const int64_t total = flow_rows[flow];
       if (rows > nic_capacity(total, G, plan.options.nic_slack))
         return "NIC of GPU " + std::to_string(std::get<3>(key)) + " carries " + std::to_string(rows) + " of " +
                std::to_string(total) + " rows";

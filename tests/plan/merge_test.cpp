@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 
+#include "../common/plan_check.hpp"
 #include "fixture.hpp"
 #include "plan/comm_plan.hpp"
 #include "plan_util.hpp"
@@ -81,6 +82,25 @@ TEST_F(TwoNodes, SplitMovesTheExcessToTheOtherNic) {
   EXPECT_EQ(test::rows_of(*test::find_transfer(p, 1, 0, Phase::Combine, Hop::Forward)), (Rows{{2, {5}}}));
   EXPECT_EQ(test::rows_of(*test::find_transfer(p, 3, 2, Phase::Combine, Hop::Gather)), (Rows{{0, {1}}}));
   EXPECT_EQ(test::count_kind(p, TaskKind::PreReduce), 2);
+}
+
+TEST_F(TwoNodes, SplitOnlyWhenItPays) {
+  // Node 0 -> node 1: V = (3, 0), cap = 2. Splitting takes one 16-byte row off NIC 0:
+  // 16 / 10 = 1.6 s saved, against two NVLink hops of latency + 16 / 100 s each. It pays while
+  // 2 * (latency + 0.16) < 1.6, i.e. latency < 0.64 s.
+  PlanOptions opt{true, true, true, 0.0, /*round_order=*/true, /*pre_reduce=*/true, /*split_if_it_pays=*/true};
+  topo.nvlink_latency = 0.6;
+  CommPlan p = build_comm_plan(batch, placement, routing, topo, model, opt);
+  EXPECT_EQ(test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)->tokens, (std::vector<int64_t>{2}));
+  EXPECT_EQ(test::check_plan(p, batch, placement, routing), "");
+  topo.nvlink_latency = 0.7;
+  p = build_comm_plan(batch, placement, routing, topo, model, opt);
+  EXPECT_EQ(std::count_if(p.tasks.begin(), p.tasks.end(), [](const Task& t) { return t.hop == Hop::Relay; }), 0);
+  EXPECT_EQ(test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(test::check_plan(p, batch, placement, routing), "");  // NIC 0 over the bound, but unsplit
+  opt.split_if_it_pays = false;  // FAST's rule: every flow over the bound is split
+  p = build_comm_plan(batch, placement, routing, topo, model, opt);
+  EXPECT_EQ(test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)->tokens, (std::vector<int64_t>{2}));
 }
 
 TEST_F(TwoNodes, ComputeWaitsForTheTransferThatDeliversItsInput) {
