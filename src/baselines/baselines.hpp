@@ -27,8 +27,8 @@ StrategyDecision decide_comet(const StrategyInput& in);
 // all-gather dispatch and tiled overlap.
 StrategyDecision decide_comet_eplb(const StrategyInput& in);
 
-// EPIC [2]: communication-aware placement with replication (Zepp's §4.1 placement stands in;
-// docs/baselines/epic.md), nearest-replica routing, per-node dedup of dispatched tokens (one
+// EPIC [2]: communication-aware placement with replication (place_coactivation, or Zepp's §4.1
+// placement when StrategyOptions::epic_zepp_placement; docs/baselines/epic.md), nearest-replica routing, per-node dedup of dispatched tokens (one
 // put per (token, node), forwarded inside the node), each remote expert output returned on its
 // own (no node-level pre-reduction: that is Zepp's, §4.2), pipelined by expert: each expert's
 // GEMM starts when all its tokens arrived.
@@ -66,6 +66,18 @@ void allgather_dispatch(CommPlan& plan, const RoutingBatch& batch);
 // EPIC's pipelining by expert: merges all compute tasks of one slot into one (pairs ascending,
 // dependencies united), with priority = the slot's index on its GPU (expert-group order).
 void one_gemm_per_slot(CommPlan& plan);
+
+// EPIC's placement (epic_placement.cpp states every rule): water-filled replica counts over
+// topo.num_gpus() * slots_per_gpu slots; replicas, hottest first, onto the node with the highest
+// co-activation affinity among those with a free slot, without the expert and not above the mean
+// node load (each a preference in that order); then onto the node's least loaded GPUs.
+// load: [E] history tokens per expert; coactivation: [E * E] history tokens selecting both
+// (symmetric) or empty (no per-token history: affinity 0); top_k: selections per token.
+// Throws ArgumentError ("load", "coactivation", "top_k", "topo", "slots_per_gpu") on bad shapes,
+// negative or non-finite entries, or a slot count that cannot hold every expert once
+// (E <= GPUs * slots_per_gpu, slots_per_gpu <= E).
+Placement place_coactivation(const std::vector<double>& load, const std::vector<double>& coactivation, int top_k,
+                             const Topology& topo, int slots_per_gpu);
 
 // Nearest-replica routing (EPIC): each (token, k) pair goes to a replica of its expert on its
 // own GPU if there is one, else on its own node, else on any node; among equally near

@@ -1,4 +1,5 @@
-// EPIC (docs/baselines/epic.md): placement with replication, nearest-replica routing, per-node
+// EPIC (docs/baselines/epic.md): co-activation placement with replication (epic_placement.cpp),
+// nearest-replica routing, per-node
 // dedup of dispatched tokens, outputs returned without node-level pre-reduction, one GEMM per
 // expert started when its tokens are in.
 #include <algorithm>
@@ -85,7 +86,11 @@ void one_gemm_per_slot(CommPlan& plan) {
 
 StrategyDecision decide_epic(const StrategyInput& in) {
   StrategyDecision d;
-  d.placement = place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
+  d.placement = in.opt.epic_zepp_placement
+                    ? place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots)
+                    : baselines::place_coactivation(in.workload.history_load, in.workload.history_coactivation,
+                                                    in.model.top_k, in.topo,
+                                                    base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots);
   const auto t0 = std::chrono::steady_clock::now();
   d.routing = baselines::route_nearest(in.workload.batch, d.placement, in.topo);
   d.balanced_routing = false;  // nearest replica, no load bound

@@ -25,6 +25,9 @@ struct StrategyOptions {
   int eplb_groups = 0;        // EPLB expert groups; 0 = one per node when E % nodes == 0 (hierarchical), else 1
   // Zepp's ablation switches (paper Figure 12); ignored by the other strategies.
   bool split = true, merge = true, overlap = true, locality = true;
+  // epic: Zepp's §4.1 placement instead of its own co-activation placement (the report's
+  // comparison of how much of epic's latency its placement accounts for).
+  bool epic_zepp_placement = false;
   bool timeline = false;      // record timeline events (sim executor)
   bool optimal = true;        // also solve equation (1) exactly (LEMON) for routing_cost_optimal_s
 };

@@ -94,7 +94,8 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     throw ArgumentError("system: unknown '" + system + "', expected one of " + names);
   }
   require(iterations >= 1, "iterations", "must be >= 1");
-  const PlanOptions zepp_plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true};
+  const PlanOptions zepp_plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,
+                              /*pre_reduce=*/true, /*split_if_it_pays=*/true};
   const bool homes = model.num_experts % topo.num_gpus() == 0;
 
   ServeReport report;
@@ -105,7 +106,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     it.iteration = workload.next_iteration();
     it.dataset = workload.dataset_of(it.iteration);
     const Workload w{workload.description(), false, workload.layer(), workload.tokens_per_gpu(),
-                     workload.history_load(), workload.batch(it.iteration)};
+                     workload.history_load(), workload.batch(it.iteration), /*history_coactivation=*/{}};
     const StrategyInput in{w, model, topo, opt};
     StrategyDecision d;
     std::vector<WeightMove> moves;

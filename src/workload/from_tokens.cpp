@@ -9,6 +9,16 @@
 
 namespace zepp::workload_detail {
 
+// Adds the token's pairs of selected experts to co ([E * E], symmetric).
+static void add_coactivation(std::vector<double>& co, const int32_t* ids, int k, int E) {
+  for (int a = 0; a < k; ++a)
+    for (int b = a + 1; b < k; ++b)
+      if (ids[a] != ids[b]) {
+        co[size_t(ids[a]) * E + ids[b]] += 1;
+        co[size_t(ids[b]) * E + ids[a]] += 1;
+      }
+}
+
 Workload from_tokens(const Trace& trace, int layer, const Target& target, const WorkloadOptions& opt,
                      const Trace* history) {
   const LayerTrace& lt = trace.layers.at(layer);
@@ -20,8 +30,14 @@ Workload from_tokens(const Trace& trace, int layer, const Target& target, const 
   std::vector<int64_t> evaluation;  // token indices of the evaluation part
   const int k = lt.top_k;
   std::string split;  // how history and evaluation were separated, for the description
+  const int E = target.num_experts;
   if (history) {
     w.history_load = history_from(*history, layer, target, opt, split);
+    if (history->has_tokens()) {  // history_from checked that the layer is there
+      const LayerTrace& h = history->layers.at(layer);
+      w.history_coactivation.assign(size_t(E) * E, 0.0);
+      for (int64_t t = 0; t < h.num_tokens(); ++t) add_coactivation(w.history_coactivation, &h.expert_ids[t * h.top_k], h.top_k, E);
+    }
     for (int64_t t = 0; t < lt.num_tokens(); ++t) evaluation.push_back(t);
     split += ", evaluation = all " + std::to_string(num_requests) + " requests of " + trace.path + " (" +
              std::to_string(evaluation.size()) + " tokens)";
@@ -34,9 +50,11 @@ Workload from_tokens(const Trace& trace, int layer, const Target& target, const 
             std::to_string(opt.history_fraction) + " of " + std::to_string(units) +
                 (by_tokens ? " tokens of the single request" : " requests") + " in " + trace.path +
                 " leaves the history or the evaluation part empty");
+    w.history_coactivation.assign(size_t(E) * E, 0.0);
     for (int64_t t = 0; t < lt.num_tokens(); ++t) {
       if ((by_tokens ? t : lt.request[t]) < history_units) {
         for (int j = 0; j < k; ++j) w.history_load[lt.expert_ids[t * k + j]] += 1;
+        add_coactivation(w.history_coactivation, &lt.expert_ids[t * k], k, E);
       } else {
         evaluation.push_back(t);
       }

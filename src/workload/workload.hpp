@@ -26,6 +26,12 @@ struct Workload {
   int64_t tokens_per_gpu = 0;     // size_bytes / (hidden * 2)
   std::vector<double> history_load;  // [E] expert demand in history (tokens), placement input
   RoutingBatch batch;             // evaluation tokens, tokens_per_gpu per GPU
+  // [E * E] history tokens that selected both e and f (symmetric, zero diagonal): which experts
+  // are selected together, for co-activation-aware placement (epic). Empty when the history has
+  // no per-token selections (load-only and synthetic sources, whose tokens are drawn
+  // independently, so no pair is selected together more often than by chance) and for serve's
+  // drifting workloads (serving/drift.hpp keeps loads only).
+  std::vector<double> history_coactivation;
 };
 
 // Builds the workload (paper §6.1, DESIGN.md §3).

@@ -282,5 +282,40 @@ RC_GTEST_PROP(Baselines, PlansAreValidAndKeepTheirDefiningBehaviour, ()) {
   RC_ASSERT(!::testing::Test::HasFailure());
 }
 
+// EPIC's placement (epic_placement.cpp) by hand: 2 nodes x 1 GPU, 2 slots each, 4 experts of
+// equal load 10, so one replica each. History: 10 tokens {0, 3} and 10 tokens {1, 2} (H = 20);
+// by chance a pair would meet 10 * 10 / 20 = 5 times, so 0-3 and 1-2 are +5, the others -5.
+// Expert 0 opens node 0; expert 1 prefers node 1 (affinity 0 over -5); 2 joins 1 (+5); 3 takes
+// node 0's last slot. Without co-activation data it is least-loaded packing: {0, 2}, {1, 3}.
+TEST(Epic, PlacementGroupsExpertsSelectedTogether) {
+  Topology topo;
+  topo.nodes = 2;
+  topo.gpus_per_node = 1;
+  const std::vector<double> load = {10, 10, 10, 10};
+  std::vector<double> co(16, 0.0);
+  co[0 * 4 + 3] = co[3 * 4 + 0] = co[1 * 4 + 2] = co[2 * 4 + 1] = 10;
+  const Placement p = baselines::place_coactivation(load, co, 2, topo, 2);
+  EXPECT_EQ(p.phy2log, (std::vector<int32_t>{0, 3, 1, 2}));
+  EXPECT_EQ(baselines::place_coactivation(load, {}, 2, topo, 2).phy2log, (std::vector<int32_t>{0, 2, 1, 3}));
+  EXPECT_THROW(baselines::place_coactivation(load, std::vector<double>(15, 0.0), 2, topo, 2), ArgumentError);
+  EXPECT_THROW(baselines::place_coactivation(load, co, 0, topo, 2), ArgumentError);
+  EXPECT_THROW(baselines::place_coactivation(load, co, 2, topo, 1), ArgumentError);  // 2 slots < 4 experts
+  EXPECT_THROW(baselines::place_coactivation({10, -1, 10, 10}, co, 2, topo, 2), ArgumentError);
+}
+
+// A hot expert gets the extra slots, on distinct nodes first: 2 nodes x 2 GPUs, 2 slots each.
+TEST(Epic, PlacementReplicatesHotExpertsOnDistinctNodes) {
+  Topology topo;
+  topo.nodes = 2;
+  topo.gpus_per_node = 2;
+  const Placement p = baselines::place_coactivation({100, 1, 1, 1, 1, 1}, {}, 1, topo, 2);
+  const auto replicas = p.replicas();
+  ASSERT_EQ(replicas[0].size(), 3u);  // 8 slots, 6 experts: water-filling gives both extras to expert 0
+  std::set<int> nodes, gpus;
+  for (int32_t s : replicas[0]) nodes.insert(p.gpu_of_slot(s) / 2), gpus.insert(p.gpu_of_slot(s));
+  EXPECT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(gpus.size(), 3u);
+}
+
 }  // namespace
 }  // namespace zepp

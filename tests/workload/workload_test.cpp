@@ -99,6 +99,12 @@ TEST(Workload, SplitAndSampleFromEvaluationRequests) {
     seen.insert(selection(w.batch, i));
   }
   EXPECT_EQ(seen, evaluation);  // 128 draws from 3 selections reach all of them
+  // History tokens {0,1}, {1,2}, {3,0}: each pair once, both ways; evaluation tokens not counted.
+  std::vector<double> co(64, 0.0);
+  for (auto [a, b] : {std::pair{0, 1}, {1, 2}, {3, 0}}) co[a * 8 + b] = co[b * 8 + a] = 1;
+  EXPECT_EQ(w.history_coactivation, co);
+  // A load-only source has no pairs to count.
+  EXPECT_TRUE(build_workload(nullptr, small_model(8, 2), cluster(1, 2), o).history_coactivation.empty());
 }
 
 TEST(Workload, SourceGateWeightsKept) {
