@@ -34,11 +34,19 @@ struct SweepSpec {
 // Figure 9 (§6.2): nodes {4, 8, 16} x {1, 4, 16} MB per GPU on a100, workloads DeepSeek-V2-Lite
 // (real top-6), Llama-4-Maverick (real top-1), Qwen3-235B shape sampled from the real
 // Qwen3-30B-A3B per-expert load, Kimi-K2 shape on the synthetic workload; every registered
-// strategy of the paper's comparison that this build has.
+// strategy of the paper's comparison that this build has, Zepp's four ablations and epic on Zepp's placement
+// (is_variant).
 SweepSpec fig9_spec();
 // Figure 10 (§6.3): Kimi-K2 (synthetic), nodes {2, 4, 8, 16, 32} x {1, 64} MB, a100 and h100,
 // strategies a2av and zepp.
 SweepSpec fig10_spec();
+
+// Variants of a registered strategy, usable in a sweep's strategy list: Zepp's ablations
+// "zepp/no-split", "zepp/no-merge", "zepp/no-overlap", "zepp/no-locality" (paper Figure 12's
+// switches: zepp with that stage off) and "epic/zepp-placement" (epic on Zepp's §4.1 placement).
+// They are not baselines: the report compares each with its base strategy, never zepp with them
+// as "fastest other".
+bool is_variant(const std::string& strategy);
 
 struct SweepOptions {
   std::string traces_dir = "../shared/data/traces";

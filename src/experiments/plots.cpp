@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "experiments/experiments.hpp"
 #include "experiments/report.hpp"
 
 namespace zepp::experiments {
@@ -35,7 +36,7 @@ void write_file(const std::string& path, const std::string& text) {
 std::vector<const ResultRow*> of_experiment(const std::vector<ResultRow>& rows, const std::string& experiment) {
   std::vector<const ResultRow*> out;
   for (const auto& r : rows)
-    if (r.experiment == experiment) out.push_back(&r);
+    if (r.experiment == experiment && !is_variant(r.strategy)) out.push_back(&r);  // variants: in the report's tables
   require(!out.empty(), "rows", "hold no " + experiment + " results");
   return out;
 }

@@ -73,6 +73,48 @@ std::string explain(const ResultRow& z, const ResultRow& v, double paper, const 
 
 std::string num(double x) { return fmt::format("{:.2f}x", x); }
 
+// Variants of `base` (is_variant: Zepp's ablations, epic on Zepp's placement) against `base`
+// in every configuration that ran them: latency of the variant / latency of `base`. With
+// `flag`, ratios below 0.98 (base more than 2% slower than the variant) are marked and counted.
+std::string variant_section(const std::vector<ResultRow>& rows, const std::string& base, const std::string& title,
+                            const std::string& intro, bool flag) {
+  std::vector<std::string> names;
+  for (const auto& r : rows)
+    if (is_variant(r.strategy) && r.strategy.rfind(base + "/", 0) == 0 &&
+        std::find(names.begin(), names.end(), r.strategy) == names.end())
+      names.push_back(r.strategy);
+  if (names.empty()) return "";
+  std::string md = "\n## " + title + "\n\n" + intro + "\n\n| configuration | " + base + " µs |";
+  for (const auto& n : names) md += " " + n + " |";
+  md += "\n|---|---|";
+  for (size_t i = 0; i < names.size(); ++i) md += "---|";
+  md += "\n";
+  int configs = 0, flagged = 0;
+  std::set<std::string> seen;
+  for (const auto& r : rows) {
+    if (r.strategy != base || !seen.insert(config_key(r)).second) continue;
+    ++configs;
+    md += fmt::format("| {} {} N={} {} MB | {:.1f} |", r.workload, r.topology, r.nodes, r.size_mb, r.latency_us);
+    bool worse = false;
+    for (const auto& n : names) {
+      const ResultRow* v = find(rows, r.workload, r.topology, r.nodes, r.size_mb, n);
+      if (!v) {
+        md += " |";
+        continue;
+      }
+      const double ratio = v->latency_us / r.latency_us;
+      worse |= flag && ratio < 0.98;
+      md += fmt::format(" {:.3f}{} |", ratio, flag && ratio < 0.98 ? " **" : "");
+    }
+    flagged += worse;
+    md += "\n";
+  }
+  if (flag)
+    md += fmt::format("\n`{}` is within 2% of its fastest variant or faster in {} of {} configurations.\n", base,
+                      configs - flagged, configs);
+  return md;
+}
+
 // How much the link model moves the results: the Figure 9 configurations run under both.
 std::string link_sharing_section(const std::vector<ResultRow>& fair, const std::vector<ResultRow>& serial) {
   std::string md = "\n## Link-sharing sensitivity\n\n";
@@ -86,7 +128,7 @@ std::string link_sharing_section(const std::vector<ResultRow>& fair, const std::
   std::vector<std::string> order;
   for (const auto& f : fair) {
     const ResultRow* s = find(serial, f.workload, f.topology, f.nodes, f.size_mb, f.strategy);
-    if (!s || f.latency_us <= 0) continue;
+    if (!s || f.latency_us <= 0 || is_variant(f.strategy)) continue;
     if (!ratio.count(f.strategy)) order.push_back(f.strategy);
     ratio[f.strategy].first += std::log(s->latency_us / f.latency_us);
     ++ratio[f.strategy].second;
@@ -127,7 +169,7 @@ std::vector<BestBaseline> speedup_over_best(const std::vector<ResultRow>& rows) 
     const ResultRow* best = nullptr;
     for (const auto* r : by_config[k]) {
       if (r->strategy == "zepp") zepp = r;
-      else if (!best || r->latency_us < best->latency_us) best = r;
+      else if (!is_variant(r->strategy) && (!best || r->latency_us < best->latency_us)) best = r;
     }
     if (zepp && best) out.push_back({config_key(*zepp), best->strategy, best->latency_us / zepp->latency_us});
   }
@@ -229,7 +271,8 @@ std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std:
     }
     std::vector<std::string> strategies;
     for (const auto& r : rows)
-      if (std::find(strategies.begin(), strategies.end(), r.strategy) == strategies.end()) strategies.push_back(r.strategy);
+      if (!is_variant(r.strategy) && std::find(strategies.begin(), strategies.end(), r.strategy) == strategies.end())
+        strategies.push_back(r.strategy);
     md += "Speedup over `a2av` per strategy; `a2av` latency in µs; last columns: the fastest other strategy and "
           "Zepp's speedup over it.\n\n| workload | cluster | a2av µs |";
     for (const auto& s : strategies)
@@ -262,6 +305,15 @@ std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std:
   };
   full_table(fig9, "Figure 9: every configuration");
   full_table(fig10, "Figure 10: weak scaling, every configuration");
+  md += variant_section(fig9, "zepp", "Each stage earns its place: zepp against its ablations",
+                        "Latency of each ablation / latency of full `zepp` in the same configuration (above 1: the "
+                        "stage helps; below 0.98, marked **, zepp is more than 2% slower than without that stage).",
+                        true);
+  md += variant_section(fig9, "epic", "epic on its own placement and on Zepp's",
+                        "Latency of `epic` with Zepp's §4.1 placement / with its own co-activation placement "
+                        "(docs/baselines/epic.md); below 1: Zepp's placement makes epic faster. Everything else "
+                        "(nearest-replica routing, dedup, no pre-reduction, per-expert pipelining) is the same.",
+                        false);
   if (!fig9_serial.empty()) md += link_sharing_section(fig9, fig9_serial);
   if (!figures.empty()) {
     md += "\n## Figures\n\n";

@@ -41,6 +41,10 @@ SweepSpec fig9_spec() {
   s.sizes_mb = {1, 4, 16};
   // The paper's comparison (§6.1), as far as this build registers them.
   s.strategies = registered({"a2av", "fast", "comet", "eplb", "comet+eplb", "epic", "moonep", "zepp"});
+  // Each of Zepp's stages must earn its place in every configuration, and epic's placement is
+  // compared with Zepp's (the report's variant tables).
+  for (const char* v : {"zepp/no-split", "zepp/no-merge", "zepp/no-overlap", "zepp/no-locality", "epic/zepp-placement"})
+    s.strategies.push_back(v);
   return s;
 }
 

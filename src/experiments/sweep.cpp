@@ -39,6 +39,32 @@ struct Config {
   std::string label() const { return fmt::format("{} {} N={} {}MB", workload->name, topology, nodes, size_mb); }
 };
 
+// Variants of a registered strategy, run in sweeps beside it: Zepp's ablations (paper Figure
+// 12's switches, `zepp simulate --no-*`) and epic on Zepp's placement.
+struct Variant {
+  const char* base;
+  bool StrategyOptions::*flag;
+  bool value;
+};
+const std::map<std::string, Variant>& variants() {
+  static const std::map<std::string, Variant> v = {
+      {"zepp/no-split", {"zepp", &StrategyOptions::split, false}},
+      {"zepp/no-merge", {"zepp", &StrategyOptions::merge, false}},
+      {"zepp/no-overlap", {"zepp", &StrategyOptions::overlap, false}},
+      {"zepp/no-locality", {"zepp", &StrategyOptions::locality, false}},
+      {"epic/zepp-placement", {"epic", &StrategyOptions::epic_zepp_placement, true}},
+  };
+  return v;
+}
+
+// The registered strategy a sweep strategy runs, with the variant's switch set in `so`.
+std::string strategy_variant(const std::string& name, StrategyOptions& so) {
+  const auto it = variants().find(name);
+  if (it == variants().end()) return name;
+  so.*(it->second.flag) = it->second.value;
+  return it->second.base;
+}
+
 // All strategies on one configuration; returns its CSV lines.
 std::string run_config(const Config& c, const SweepSpec& spec, const SweepOptions& opt) {
   const ModelShape model = model_preset(c.workload->model);
@@ -54,13 +80,18 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
   so.timeline = false;
 
   std::vector<StrategyOutcome> outs;
-  for (const auto& name : spec.strategies) outs.push_back(run_strategy(name, w, model, topo, so, ExecutorKind::Sim));
+  for (const auto& name : spec.strategies) {
+    StrategyOptions variant = so;
+    const std::string base = strategy_variant(name, variant);
+    outs.push_back(run_strategy(base, w, model, topo, variant, ExecutorKind::Sim));
+  }
   double a2av = 0;
   for (const auto& o : outs)
     if (o.name == "a2av") a2av = o.result.latency_s;
 
   std::string lines;
-  for (const auto& o : outs) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const StrategyOutcome& o = outs[i];
     ResultRow r;
     r.experiment = spec.experiment;
     r.workload = c.workload->name;
@@ -73,7 +104,7 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
     r.gpus = topo.num_gpus();
     r.size_mb = c.size_mb;
     r.tokens_per_gpu = w.tokens_per_gpu;
-    r.strategy = o.name;
+    r.strategy = spec.strategies[i];
     r.latency_us = o.result.latency_s * 1e6;
     r.speedup_vs_a2av = a2av / o.result.latency_s;
     r.inter_node_bytes = o.result.inter_node_bytes;
@@ -114,11 +145,17 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
   require(std::find(spec.strategies.begin(), spec.strategies.end(), "a2av") != spec.strategies.end(), "--strategies",
           "must include a2av (speedups are over it)");
   const auto names = strategy_names();
-  for (const auto& s : spec.strategies)
-    require(std::find(names.begin(), names.end(), s) != names.end(), "--strategies", "unknown strategy '" + s + "'");
+  for (const auto& s : spec.strategies) {
+    StrategyOptions unused;
+    require(std::find(names.begin(), names.end(), strategy_variant(s, unused)) != names.end(), "--strategies",
+            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, "
+            "epic/zepp-placement)");
+  }
 }
 
 }  // namespace
+
+bool is_variant(const std::string& strategy) { return variants().count(strategy) > 0; }
 
 int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   validate(spec, opt);

@@ -257,6 +257,40 @@ TEST(Report, PublishedNumbersSitBesideOurs) {
   for (const auto& p : published_points()) EXPECT_NE(md.find(p.source), std::string::npos) << p.source;
 }
 
+TEST(Report, VariantsAreComparedWithTheirBaseNotAsBaselines) {
+  const auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
+                                   row("qwen3-235b", 4, 1, "zepp/no-split", 97), row("qwen3-235b", 4, 1, "zepp/no-merge", 150),
+                                   row("qwen3-235b", 8, 1, "a2av", 300), row("qwen3-235b", 8, 1, "zepp", 100),
+                                   row("qwen3-235b", 8, 1, "zepp/no-split", 99), row("qwen3-235b", 8, 1, "epic", 200),
+                                   row("qwen3-235b", 8, 1, "epic/zepp-placement", 180)});
+  const auto best = speedup_over_best(rows);  // an ablation is never "the fastest other strategy"
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].best, "a2av");
+  EXPECT_EQ(best[1].best, "epic");
+  const std::string md = reproduction_markdown(rows, {}, "fig9.csv", "", {});
+  EXPECT_NE(md.find("| qwen3-235b a100 N=4 1 MB | 100.0 | 0.970 ** | 1.500 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| qwen3-235b a100 N=8 1 MB | 100.0 | 0.990 | |"), std::string::npos) << md;
+  EXPECT_NE(md.find("`zepp` is within 2% of its fastest variant or faster in 1 of 2 configurations."), std::string::npos);
+  EXPECT_NE(md.find("| qwen3-235b a100 N=8 1 MB | 200.0 | 0.900 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("zepp/no-split |---"), std::string::npos);  // not a column of the full table
+}
+
+TEST(Sweep, RunsZeppAblationsAsVariants) {
+  SweepOptions opt;
+  opt.csv_path = scratch("variants.csv").string();
+  opt.progress = nullptr;
+  SweepSpec spec = tiny_spec();
+  spec.strategies = {"a2av", "zepp", "zepp/no-merge", "epic", "epic/zepp-placement"};
+  ASSERT_EQ(run_sweep(spec, opt), 1);
+  const auto rows = read_results(opt.csv_path);
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[2].strategy, "zepp/no-merge");
+  EXPECT_EQ(rows[4].strategy, "epic/zepp-placement");
+  EXPECT_GT(rows[2].inter_node_bytes, rows[1].inter_node_bytes);  // merge removes duplicate rows
+  spec.strategies = {"a2av", "zepp/no-such-stage"};
+  EXPECT_THROW(run_sweep(spec, opt), ArgumentError);
+}
+
 TEST(Plots, GnuplotWritesSvgs) {
   if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
   auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
@@ -292,11 +326,15 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
     if (std::find(figures.begin(), figures.end(), "figures/fig9-" + r.workload + ".svg") == figures.end())
       figures.push_back("figures/fig9-" + r.workload + ".svg");
   figures.push_back("figures/fig10.svg");
-  std::string expected = reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures);
+  const fs::path f9s = root / "docs" / "results" / "fig9-serial.csv";
+  const auto fig9_serial = fs::exists(f9s) ? read_results(f9s.string()) : std::vector<ResultRow>{};
+  std::string expected =
+      reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures, fig9_serial);
   const fs::path f11 = root / "docs" / "results" / "fig11.csv";
   if (fs::exists(f11)) expected += fig11_markdown(read_fig11(f11.string()), "docs/results/fig11.csv", "figures/fig11.svg");
   EXPECT_EQ(slurp(md), expected) << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv "
-                                    "--fig10 docs/results/fig10.csv --fig11 docs/results/fig11.csv --out docs/reproduction.md";
+                                    "--fig10 docs/results/fig10.csv --fig11 docs/results/fig11.csv "
+                                    "--fig9-serial docs/results/fig9-serial.csv --out docs/reproduction.md";
 }
 
 }  // namespace
