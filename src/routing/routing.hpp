@@ -74,8 +74,9 @@ double routing_cost(const Routing& routing, const Placement& placement, const To
 // Exact optimum of equation (1) under the bounds of replica_bounds: per expert a min-cost flow
 // (LEMON NetworkSimplex) source GPU -> slot -> sink, with slot -> sink arcs bounded by
 // [lower, upper]. Integer arc costs are exact: a_ij is proportional to 1/bandwidth, so
-// same-node arcs cost nic_bw / g and remote arcs nvlink_bw / g, with both bandwidths written as
-// exact binary fractions and g their greatest common divisor (a100: 1 and 4). Throws
+// same-node arcs cost nic_bw / g and remote arcs nvlink_bw / g, with both bandwidths as whole
+// bytes per second (within 1e-12 of an integer) or else as exact binary fractions, and g their
+// greatest common divisor (a100: 1 and 4). Throws
 // ArgumentError("topo: ...") when those integers exceed 2^31. Returns the optimal M.
 std::vector<RouteCount> route_optimal_counts(const std::vector<int64_t>& demand /*[G*E]*/,
                                              const Placement& placement, const Topology& topo,

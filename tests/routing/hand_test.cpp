@@ -2,6 +2,9 @@
 // comments from the rules in src/routing/locality.cpp and assign_pairs.cpp.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "core/error.hpp"
 #include "routing/routing.hpp"
 #include "helpers.hpp"
 
@@ -72,6 +75,24 @@ TEST(RoutingHand, ExactOptimumMatchesHandOptimum) {
   // node 0 wants 8 but its slot holds 7; e2: one slot), so the optimum is 13.5 as well.
   const std::vector<RouteCount> opt = route_optimal_counts(kDemand, kPlace, kTopo, 0.25);
   EXPECT_DOUBLE_EQ(routing_cost(opt, kPlace, kTopo, 1.0), 13.5);
+}
+
+// Calibrated topologies hold figures like "1.07 GB/s", which parse to 1070000000.0000001: the
+// exact solver takes them as whole bytes per second (it refused them, intermittently failing
+// Calibrated.WritesATopologyFileThatSimulateAccepts), with the same optimum as the integers.
+TEST(RoutingHand, ExactOptimumTakesDecimalBandwidths) {
+  Topology parsed = kTopo, whole = kTopo;
+  parsed.nvlink_bw = 1.07 * 1e9;
+  parsed.nic_bw = 0.0157 * 1e9;
+  ASSERT_NE(parsed.nvlink_bw, std::round(parsed.nvlink_bw));  // the parse's rounding is there
+  whole.nvlink_bw = 1070000000;
+  whole.nic_bw = 15700000;
+  const auto a = route_optimal_counts(kDemand, kPlace, parsed, 0.25), b = route_optimal_counts(kDemand, kPlace, whole, 0.25);
+  EXPECT_EQ(as_map(a), as_map(b));
+  whole.nic_bw = 3;  // 1070000000 : 3 has no common divisor, and both terms are below 2^31
+  EXPECT_NO_THROW(route_optimal_counts(kDemand, kPlace, whole, 0.25));
+  whole.nvlink_bw = 0x1p40 + 1;  // odd and above 2^31: no exact ratio small enough
+  EXPECT_THROW(route_optimal_counts(kDemand, kPlace, whole, 0.25), ArgumentError);
 }
 
 TEST(RoutingHand, RemoteLowerBoundIsFedAcrossNodes) {
