@@ -204,8 +204,8 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
      << "simulated timeline.\n\n";
 
   md << "## Load on the machine\n\n"
-     << "This machine has few cores and was shared with other jobs while measuring (other engineers' builds and "
-     << "tests). Every rank is a process; 8 ranks on " << std::thread::hardware_concurrency()
+     << "This machine has few cores and may be shared with other jobs (other engineers' builds and tests) while "
+     << "measuring; the load averages below say how busy it was. Every rank is a process; 8 ranks on " << std::thread::hardware_concurrency()
      << " cores are oversubscribed before anything else runs. Load averages (1 / 5 / 15 min) as read from "
      << "`/proc/loadavg` before and after each step:\n\n| step | before | after |\n|---|---|---|\n";
   auto load = [](const nlohmann::json& l) {
