@@ -5,6 +5,8 @@
 #include "core/error.hpp"
 #include "serving/drift.hpp"
 
+#include "../common/drift_fixtures.hpp"
+
 namespace zepp {
 namespace {
 
@@ -27,28 +29,11 @@ Trace tiny(const std::vector<std::vector<int>>& requests) {
   return t;
 }
 
-ModelShape tiny_model() {
-  ModelShape m;
-  m.name = "tiny";
-  m.num_experts = 4;
-  m.top_k = 1;
-  m.hidden = 1 << 19;  // 1 MiB per token: size_mb = tokens per GPU
-  m.ffn = 8;
-  return m;
-}
-
-Topology two_gpus() {
-  Topology t;
-  t.nodes = 1;
-  t.gpus_per_node = 2;
-  return t;
-}
-
 TEST(DriftSmall, TwoRequestsSplitAsOneDatasetWhenGroupsAreTooSmall) {
   // Four groups asked for, two requests: group2 would hold one token, so mode none splits the
   // whole trace: request 0 is history, request 1 evaluation.
   const Trace t = tiny({{0, 1}, {2}});
-  DriftWorkload w(t, tiny_model(), two_gpus(), DriftOptions{});
+  DriftWorkload w(t, test::mib_token_model(4, 1), test::two_gpus(), DriftOptions{});
   EXPECT_EQ(w.history_load(), (std::vector<double>{1, 1, 0, 0}));
   EXPECT_EQ(w.batch(0).expert_ids, (std::vector<int32_t>{2, 2}));
   EXPECT_EQ(w.batch(1).expert_ids, (std::vector<int32_t>{2, 2}));
@@ -56,12 +41,12 @@ TEST(DriftSmall, TwoRequestsSplitAsOneDatasetWhenGroupsAreTooSmall) {
 
 TEST(DriftSmall, OneRequestIsSplitByTokens) {
   const Trace t = tiny({{0, 3}});
-  DriftWorkload w(t, tiny_model(), two_gpus(), DriftOptions{});
+  DriftWorkload w(t, test::mib_token_model(4, 1), test::two_gpus(), DriftOptions{});
   EXPECT_EQ(w.history_load(), (std::vector<double>{1, 0, 0, 0}));
   EXPECT_EQ(w.batch(0).expert_ids, (std::vector<int32_t>{3, 3}));
   EXPECT_NE(w.description().find("split by tokens in group1"), std::string::npos) << w.description();
   // A single token cannot be split.
-  EXPECT_THROW(DriftWorkload(tiny({{1}}), tiny_model(), two_gpus(), DriftOptions{}), ArgumentError);
+  EXPECT_THROW(DriftWorkload(tiny({{1}}), test::mib_token_model(4, 1), test::two_gpus(), DriftOptions{}), ArgumentError);
 }
 
 }  // namespace

@@ -5,26 +5,11 @@
 #include "core/error.hpp"
 #include "serving/drift.hpp"
 
+#include "../common/drift_fixtures.hpp"
+
 using namespace zepp;
 
 namespace {
-
-ModelShape model_of(int experts, int top_k) {
-  ModelShape m;
-  m.name = "tiny";
-  m.num_experts = experts;
-  m.top_k = top_k;
-  m.hidden = 1 << 19;  // 1 MiB per token: size_mb = tokens per GPU
-  m.ffn = 8;
-  return m;
-}
-
-Topology two_gpus() {
-  Topology t;
-  t.nodes = 1;
-  t.gpus_per_node = 2;
-  return t;
-}
 
 // Requests a/0 (history), a/1, b/0 (history), b/1; top-1 expert ids per token.
 Trace token_trace() {
@@ -55,7 +40,7 @@ TEST(Drift, RotatingLeavesTargetOutOfHistoryAndCyclesDatasets) {
   o.mode = DriftMode::Rotating;
   o.dataset = "b";
   o.period = 1;
-  DriftWorkload w(t, model_of(4, 1), two_gpus(), o);
+  DriftWorkload w(t, test::mib_token_model(4, 1), test::two_gpus(), o);
   EXPECT_EQ(w.datasets(), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(w.tokens_per_gpu(), 1);
   EXPECT_EQ(w.history_load(), (std::vector<double>{2, 0, 0, 0}));  // a's history only
@@ -74,7 +59,7 @@ TEST(Drift, OnlyMixesHistoryEvenlyAndServesOneDataset) {
   DriftOptions o;
   o.mode = DriftMode::Only;
   o.dataset = "b";
-  DriftWorkload w(t, model_of(4, 1), two_gpus(), o);
+  DriftWorkload w(t, test::mib_token_model(4, 1), test::two_gpus(), o);
   // a's history (2 x expert 0) and b's (1 x expert 3) normalised and averaged, 3 tokens total.
   EXPECT_EQ(w.history_load(), (std::vector<double>{1.5, 0, 0, 1.5}));
   EXPECT_EQ(w.dataset_of(0), "b");
@@ -87,7 +72,7 @@ TEST(Drift, OnlyMixesHistoryEvenlyAndServesOneDataset) {
 
 TEST(Drift, NoneWalksAllEvaluationTokensInSourceOrder) {
   const Trace t = token_trace();
-  DriftWorkload w(t, model_of(4, 1), two_gpus(), DriftOptions{});
+  DriftWorkload w(t, test::mib_token_model(4, 1), test::two_gpus(), DriftOptions{});
   EXPECT_EQ(w.history_load(), (std::vector<double>{2, 0, 0, 1}));
   EXPECT_EQ(ids(w, 0), (std::vector<int32_t>{1, 2}));
   EXPECT_EQ(ids(w, 1), (std::vector<int32_t>{3, 2}));
@@ -105,7 +90,7 @@ TEST(Drift, LoadTablesSampleDistinctExpertsOfTheServedTable) {
   o.dataset = "x/Hebrew";
   o.period = 2;
   o.size_mb = 3;
-  DriftWorkload w(t, model_of(4, 2), two_gpus(), o);
+  DriftWorkload w(t, test::mib_token_model(4, 2), test::two_gpus(), o);
   EXPECT_EQ(w.history_load(), (std::vector<double>{6, 6, 0, 0}));  // English only, 3 * 2 * 2 pairs
   for (int i = 0; i < 4; ++i) {
     const RoutingBatch b = w.batch(i);
@@ -127,17 +112,17 @@ TEST(Drift, BadOptionsNameTheOption) {
   o.mode = DriftMode::Only;
   o.dataset = "c";
   try {
-    DriftWorkload w(t, model_of(4, 1), two_gpus(), o);
+    DriftWorkload w(t, test::mib_token_model(4, 1), test::two_gpus(), o);
     FAIL() << "no error";
   } catch (const ArgumentError& e) {
     EXPECT_EQ(std::string(e.what()), "dataset: 'c' is not a dataset of the trace (a, b)");
   }
   o = DriftOptions{};
   o.layer = 7;
-  EXPECT_THROW(DriftWorkload(t, model_of(4, 1), two_gpus(), o), ArgumentError);
+  EXPECT_THROW(DriftWorkload(t, test::mib_token_model(4, 1), test::two_gpus(), o), ArgumentError);
   o = DriftOptions{};
   o.history_fraction = 1;
-  EXPECT_THROW(DriftWorkload(t, model_of(4, 1), two_gpus(), o), ArgumentError);
+  EXPECT_THROW(DriftWorkload(t, test::mib_token_model(4, 1), test::two_gpus(), o), ArgumentError);
   EXPECT_THROW(parse_drift_mode("sometimes"), ArgumentError);
-  EXPECT_THROW(DriftWorkload(t, model_of(2, 1), two_gpus(), DriftOptions{}), ArgumentError);  // id 3 >= 2 experts
+  EXPECT_THROW(DriftWorkload(t, test::mib_token_model(2, 1), test::two_gpus(), DriftOptions{}), ArgumentError);  // id 3 >= 2 experts
 }
