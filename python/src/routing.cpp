@@ -3,6 +3,8 @@
 #include "routing/router.hpp"
 
 #include <mutex>
+#include <span>
+#include <string>
 
 #include "bindings.hpp"
 #include "core/error.hpp"
@@ -45,6 +47,61 @@ class PyRouter {
     return out;
   }
 
+  // The rank's pairs per expert: topk_ids [T, k] -> out [E].
+  template <class Id>
+  Exact<int64_t> count(Exact<Id> topk_ids, Exact<int64_t> out) {
+    if (topk_ids.ndim() != 2) throw ArgumentError("topk_ids: expected a 2-D array");
+    if (out.ndim() != 1 || out.shape(0) != router_.num_experts()) throw ArgumentError("out: expected [num_experts]");
+    const Id* ids = topk_ids.data();
+    const int64_t T = topk_ids.shape(0);
+    const int k = int(topk_ids.shape(1));
+    std::span<int64_t> row(out.mutable_data(), size_t(out.shape(0)));
+    {
+      pb::gil_scoped_release unlocked;
+      router_.count_rank(ids, T, k, row);
+    }
+    return out;
+  }
+
+  // counts [G, E] -> out [S, G], the count-level plan.
+  Exact<int64_t> plan(Exact<int64_t> counts, Exact<int64_t> out) {
+    if (counts.ndim() != 2 || counts.shape(0) != router_.num_gpus() || counts.shape(1) != router_.num_experts())
+      throw ArgumentError("counts: expected shape [num_gpus, num_experts] = [" + std::to_string(router_.num_gpus()) +
+                          ", " + std::to_string(router_.num_experts()) + "]");
+    if (out.ndim() != 2 || out.shape(0) != router_.num_slots() || out.shape(1) != router_.num_gpus())
+      throw ArgumentError("out: expected shape [num_slots, num_gpus]");
+    std::span<const int64_t> c(counts.data(), size_t(counts.size()));
+    std::span<int64_t> m(out.mutable_data(), size_t(out.size()));
+    {
+      pb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mutex_);
+      router_.plan(c, m);
+    }
+    return out;
+  }
+
+  // One rank's tokens: topk_ids [T, k] -> out [T, k] (topk_ids' dtype), from plan [S, G].
+  template <class Id>
+  Exact<Id> route_rank(Exact<Id> topk_ids, int rank, Exact<int64_t> plan, Exact<Id> out) {
+    if (topk_ids.ndim() != 2) throw ArgumentError("topk_ids: expected a 2-D array");
+    if (plan.ndim() != 2 || plan.shape(0) != router_.num_slots() || plan.shape(1) != router_.num_gpus())
+      throw ArgumentError("plan: expected shape [num_slots, num_gpus] = [" + std::to_string(router_.num_slots()) +
+                          ", " + std::to_string(router_.num_gpus()) + "]");
+    if (out.ndim() != 2 || out.shape(0) != topk_ids.shape(0) || out.shape(1) != topk_ids.shape(1))
+      throw ArgumentError("out: expected the shape of topk_ids");
+    const Id* ids = topk_ids.data();
+    const int64_t T = topk_ids.shape(0);
+    const int k = int(topk_ids.shape(1));
+    std::span<const int64_t> m(plan.data(), size_t(plan.size()));
+    Id* slots = out.mutable_data();
+    {
+      pb::gil_scoped_release unlocked;
+      std::lock_guard<std::mutex> one_at_a_time(mutex_);
+      router_.route_rank(ids, T, k, rank, m, slots);
+    }
+    return out;
+  }
+
  private:
   static Placement placement(Array<int32_t>& phy2log, int num_experts, int num_gpus) {
     Placement p;
@@ -67,7 +124,12 @@ void bind_routing(pb::module_& m) {
       .def("route", &PyRouter::route<int32_t, int32_t>)
       .def("route", &PyRouter::route<int32_t, int64_t>)
       .def("route", &PyRouter::route<int64_t, int32_t>)
-      .def("route", &PyRouter::route<int64_t, int64_t>);
+      .def("route", &PyRouter::route<int64_t, int64_t>)
+      .def("count", &PyRouter::count<int32_t>)
+      .def("count", &PyRouter::count<int64_t>)
+      .def("plan", &PyRouter::plan)
+      .def("route_rank", &PyRouter::route_rank<int32_t>)
+      .def("route_rank", &PyRouter::route_rank<int64_t>);
 }
 
 }  // namespace zepp::py

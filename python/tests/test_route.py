@@ -108,7 +108,7 @@ def test_more_local_than_even_split_on_a_real_layer(shared_dir):
         (dict(topk_ids=[0, 1]), "topk_ids"),
         (dict(topk_ids=[[0.5]]), "topk_ids"),
         (dict(topk_ids=[[4]]), "topk_ids"),  # E = 4 from phy2log
-        (dict(topk_ids=[[-1]]), "topk_ids"),
+        (dict(topk_ids=[[-2]]), "topk_ids"),  # -1 is padding
         (dict(src_rank=[0, 1]), "src_rank"),
         (dict(src_rank=[4]), "src_rank"),
         (dict(phy2log=[0, 1, 2, 3, 0, 2]), "phy2log"),  # 6 slots on 4 GPUs
@@ -177,6 +177,54 @@ def test_router_names_bad_arguments():
         router.route(np.array([[0]], dtype=np.int32), [0], out=np.empty((1, 1), dtype=np.int64))
     with pytest.raises(ValueError, match="^threads"):
         zepp.Router(PHY2LOG, 2, 4, threads=0)
+
+
+def test_padding_passes_through():
+    slots = zepp.route([[0, -1], [-1, -1], [2, 3]], [0, 1, 2], PHY2LOG, 2, 4)
+    np.testing.assert_array_equal(slots, [[0, -1], [-1, -1], [5, 7]])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_route_rank_concatenated_over_ranks_equals_route(dtype):
+    for seed in range(4):
+        topk, src, phy2log, nodes, gpus = _batch(seed, T=2000)
+        topk = topk.astype(dtype)
+        topk[np.random.default_rng(seed).random(topk.shape) < 0.05] = -1  # SGLang-style padding
+        expected = zepp.route(topk, src, phy2log, nodes, gpus)
+        routers = [zepp.Router(phy2log, nodes, gpus) for _ in range(gpus)]  # one per rank
+        mine = [np.ascontiguousarray(topk[src == r]) for r in range(gpus)]
+        counts = np.stack([routers[r].count(mine[r]) for r in range(gpus)])  # the all-gather
+        plans = [routers[r].plan(counts) for r in range(gpus)]
+        for r in range(gpus):
+            np.testing.assert_array_equal(plans[r], plans[0])  # every rank the same plan
+            slots = routers[r].route_rank(mine[r], r, plans[r])
+            assert slots.dtype == dtype
+            np.testing.assert_array_equal(slots, expected[src == r])
+        assert plans[0].shape == (len(phy2log), gpus)
+        np.testing.assert_array_equal(plans[0].sum(axis=0), (topk >= 0).sum(axis=1) @ np.eye(gpus, dtype=np.int64)[src])
+
+
+def test_route_rank_names_bad_arguments():
+    router = zepp.Router(PHY2LOG, 2, 4)
+    ids = np.array([[0, 1], [2, -1]], dtype=np.int32)
+    counts = np.zeros((4, 4), dtype=np.int64)
+    counts[1] = router.count(ids)
+    np.testing.assert_array_equal(counts[1], [1, 1, 1, 0])
+    plan = router.plan(counts)
+    # Rank 1 (GPU 1, node 0): expert 2 on its own GPU (slot 2), experts 0 and 1 on GPU 0 (slots 0, 1).
+    np.testing.assert_array_equal(router.route_rank(ids, 1, plan), [[0, 1], [2, -1]])
+    with pytest.raises(ValueError, match="^counts: expected shape"):
+        router.plan(np.zeros((4, 3), dtype=np.int64))
+    with pytest.raises(ValueError, match="^counts: entry \\[0, 0\\] \\(rank, expert\\) is negative"):
+        router.plan(-np.eye(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="^rank"):
+        router.route_rank(ids, 4, plan)
+    with pytest.raises(ValueError, match="^plan: expected shape"):
+        router.route_rank(ids, 1, plan[:4])
+    with pytest.raises(ValueError, match="^topk_ids: entry \\[1, 1\\] is -3"):
+        router.route_rank(np.array([[0, 1], [2, -3]], dtype=np.int64), 1, plan)
+    with pytest.raises(ValueError, match="^counts: fewer tokens for \\(src_gpu 0"):
+        router.route_rank(ids, 0, plan)  # rank 0 counted nothing
 
 
 def test_benchmark_script_runs():

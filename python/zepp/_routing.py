@@ -71,8 +71,9 @@ class Router:
         """The slot serving every (token, k) pair.
 
         Args:
-            topk_ids: [T, k] logical expert ids in [0, num_experts). A C-contiguous int32 or
-                int64 numpy array is read in place; anything else is converted (a copy).
+            topk_ids: [T, k] logical expert ids in [0, num_experts), or -1 for padding (as SGLang
+                pads; its slot is -1). A C-contiguous int32 or int64 numpy array is read in
+                place; anything else is converted (a copy).
             src_rank: [T] EP rank (GPU) of each token, in [0, num_gpus); int32 or int64 read in
                 place likewise.
             out: optional C-contiguous [T, k] array of topk_ids' dtype to write the result into
@@ -102,6 +103,105 @@ class Router:
             return out
         return self._core.route(ids, src, out, self.threads)
 
+    # Per-rank planning (issue 20): in a serving engine each EP rank holds only its own tokens.
+    # Per layer, every rank calls count(), the rows are all-gathered into counts [G, E] (the
+    # metadata exchange, e.g. torch.distributed.all_gather_into_tensor), every rank calls
+    # plan(counts) and gets the same plan, and each routes its own tokens with route_rank().
+    # Concatenated over ranks the slots equal `route` on all tokens at once (src_rank = each
+    # token's rank), bit for bit; the proof is in src/routing/router.hpp.
+
+    def count(self, topk_ids, out=None):
+        """This rank's pairs per logical expert: its row of the metadata all-gather.
+
+        Args:
+            topk_ids: [T, k] this rank's logical expert ids, -1 for padding (not counted);
+                int32 or int64 C-contiguous numpy arrays are read in place.
+            out: optional C-contiguous int64 [num_experts] array to write into.
+
+        Returns:
+            [num_experts] int64 numpy array (`out` when given).
+
+        Raises:
+            ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1)
+            or out.
+        """
+        ids = _ids(topk_ids, "topk_ids", 2)
+        if out is None:
+            out = np.empty(self.num_experts, dtype=np.int64)
+        elif not (isinstance(out, np.ndarray) and out.shape == (self.num_experts,) and out.dtype == np.int64
+                  and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"out: expected a writeable C-contiguous int64 array of shape ({self.num_experts},)")
+        if ids.shape[1] == 0:
+            raise ValueError("topk_ids: expected k >= 1 columns, got shape (T, 0)")
+        return self._core.count(ids, out)
+
+    def plan(self, counts, out=None):
+        """The count-level plan (paper §4.1 equation (1), §5) from every rank's counts.
+
+        Deterministic: every rank passing the same counts gets the same plan, bit for bit.
+
+        Args:
+            counts: [num_gpus, num_experts] integer tokens, row i = rank i's `count` (the
+                all-gathered metadata). A C-contiguous int64 numpy array is read in place.
+            out: optional C-contiguous int64 [num_slots, num_gpus] array to write into.
+
+        Returns:
+            [num_slots, num_gpus] int64 numpy array m: m[p, i] = pairs of rank i served by slot p
+            (on GPU p // (num_slots / num_gpus)). `out` when given.
+
+        Raises:
+            ValueError naming counts (shape, non-integer or negative entries) or out.
+        """
+        c = counts
+        if not (isinstance(c, np.ndarray) and c.dtype == np.int64 and c.flags.c_contiguous):
+            c = array(counts, "counts", 2, integer=True)
+        shape = (self.num_gpus, self.num_experts)
+        if c.shape != shape:
+            raise ValueError(f"counts: expected shape {shape} (num_gpus, num_experts), got {c.shape}")
+        if out is None:
+            out = np.empty((self.num_slots, self.num_gpus), dtype=np.int64)
+        elif not (isinstance(out, np.ndarray) and out.shape == (self.num_slots, self.num_gpus)
+                  and out.dtype == np.int64 and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"out: expected a writeable C-contiguous int64 array of shape "
+                             f"{(self.num_slots, self.num_gpus)}")
+        return self._core.plan(c, out)
+
+    def route_rank(self, topk_ids, rank, plan, out=None):
+        """The slot serving every (token, k) pair of one rank's own tokens.
+
+        Args:
+            topk_ids: [T, k] the rank's logical expert ids, the ones it counted into `plan`;
+                -1 entries (padding, as SGLang pads) pass through as -1. int32 or int64
+                C-contiguous numpy arrays are read in place and the result keeps their dtype.
+            rank: this rank, in [0, num_gpus).
+            plan: [num_slots, num_gpus] int64, the result of `plan` on the all-gathered counts.
+            out: optional C-contiguous [T, k] array of topk_ids' dtype to write into.
+
+        Returns:
+            [T, k] numpy array of topk_ids' dtype (int64 when converted), `out` when given.
+
+        Raises:
+            ValueError naming rank, topk_ids, plan or out; "counts: more/fewer tokens for
+            (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
+        """
+        ids = _ids(topk_ids, "topk_ids", 2)
+        r = count(rank, "rank", minimum=0, maximum=self.num_gpus - 1)
+        m = plan
+        if not (isinstance(m, np.ndarray) and m.dtype == np.int64 and m.flags.c_contiguous):
+            m = array(plan, "plan", 2, integer=True)
+        if m.shape != (self.num_slots, self.num_gpus):
+            raise ValueError(f"plan: expected shape {(self.num_slots, self.num_gpus)} (num_slots, num_gpus), "
+                             f"got {m.shape}")
+        T, k = ids.shape
+        if k == 0:
+            raise ValueError("topk_ids: expected k >= 1 columns, got shape (T, 0)")
+        if out is None:
+            out = np.empty((T, k), dtype=ids.dtype)
+        elif not (isinstance(out, np.ndarray) and out.shape == (T, k) and out.dtype == ids.dtype
+                  and out.flags.c_contiguous and out.flags.writeable):
+            raise ValueError(f"out: expected a writeable C-contiguous {ids.dtype} array of shape {(T, k)}")
+        return self._core.route_rank(ids, r, m, out)
+
 
 def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
     """Choose the replica (slot) that serves every (token, k) pair, preferring local replicas.
@@ -117,7 +217,7 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
 
     Args:
         topk_ids: [T, k] integer logical expert ids selected by the gate, in [0, E) where
-            E = phy2log.max() + 1. Anything numpy.asarray accepts (a CPU torch tensor included).
+            E = phy2log.max() + 1, or -1 for padding (its slot is -1). Anything numpy.asarray accepts (a CPU torch tensor included).
         src_rank: [T] integer EP rank (GPU) each token is on, in [0, num_gpus).
         phy2log: [P] integer logical expert held by each slot of this layer (one row of
             rebalance_experts' phy2log); slot p sits on GPU p // (P / num_gpus). Every expert of
@@ -129,7 +229,7 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
 
     Returns:
         [T, k] int64 numpy array: the slot serving each (token, k) pair; its GPU is
-        slot // (P / num_gpus). phy2log[slot] == topk_ids[t, j] always.
+        slot // (P / num_gpus). phy2log[slot] == topk_ids[t, j] for every id other than -1.
 
     Raises:
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks

@@ -20,8 +20,9 @@ namespace zepp {
 using namespace routing_detail;
 
 // The tokens to assign, T of them: token t's expert ids are ids[t * k ..], its slots go to
-// out[t * k ..], and its GPU is the i with begin[i] <= t < begin[i + 1], or (begin null) src[t].
-// Tokens are visited in this order; only the order among one GPU's tokens matters.
+// out[t * k ..], and its GPU is the i with begin[i] <= t < begin[i + 1], or (begin null) src[t],
+// or (both null: one rank's tokens) the first GPU of the range assigned. Tokens are visited in
+// this order; only the order among one GPU's tokens matters. An id of -1 is padding: slot -1.
 template <class Id, class Src, class Out>
 struct Router::Tokens {
   const Id* ids;
@@ -37,6 +38,13 @@ namespace {
 // Node sets as 64-bit masks (node mod 64). Above 64 nodes two nodes can share a bit, which can
 // only make the consolidation choose worse, never break the plan: quotas are exact regardless.
 inline uint64_t node_bit(int node) { return uint64_t(1) << (node & 63); }
+
+// The error for topk_ids[t, q], an id neither in [0, E) nor -1 (padding).
+template <class Id>
+[[noreturn]] void bad_id(const Id* ids, int64_t t, int k, int q, int E) {
+  throw ArgumentError("topk_ids: entry [" + std::to_string(t) + ", " + std::to_string(q) + "] is " +
+                      std::to_string(ids[t * k + q]) + ", expected [0, " + std::to_string(E) + ") or -1 (padding)");
+}
 
 [[noreturn]] void mismatch(int gpu, int expert, const char* what) {
   throw ArgumentError("counts: " + std::string(what) + " tokens for (src_gpu " + std::to_string(gpu) +
@@ -90,10 +98,15 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
   Entry* const ents = ents_.data();
   Quota* const keys = keys_.data();
   const size_t E = size_t(E_);
-  std::vector<int> pend_buf(k);         // per token: pairs (index q) still without a slot
-  std::vector<Quota*> pend_key_buf(k);  // and their keys
-  int* const pend = pend_buf.data();
-  Quota** const pend_key = pend_key_buf.data();
+  // Per token: pairs (index q) still without a slot, and their keys. On the stack for the
+  // top-k of every model we know (<= 64), so the hot path allocates nothing.
+  constexpr int kStack = 64;
+  int pend_stack[kStack];
+  Quota* pend_key_stack[kStack];
+  std::vector<int> pend_buf(k > kStack ? k : 0);
+  std::vector<Quota*> pend_key_buf(k > kStack ? k : 0);
+  int* const pend = k > kStack ? pend_buf.data() : pend_stack;
+  Quota** const pend_key = k > kStack ? pend_key_buf.data() : pend_key_stack;
   const Id* const ids0 = tokens.ids;
   Out* const out0 = tokens.out;
   // Serves pair q from remote entry x of qk, keeping the active entries and their node mask
@@ -112,6 +125,10 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
     Out* out = out0 + t * k;
     int np = 0;
     for (int q = 0; q < k; ++q) {  // slots on the token's own node first
+      if (ids[q] < 0) {  // padding (the callers let only -1 through)
+        out[q] = Out(-1);
+        continue;
+      }
       Quota& qk = kq[ids[q]];
       if (qk.cur < qk.local_end) {
         Entry& en = ents[qk.cur];
@@ -170,7 +187,10 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
     }
     return true;
   };
-  if (!tokens.begin) {
+  if (!tokens.begin && !tokens.src) {
+    for (int64_t t = 0; t < tokens.T; ++t)
+      if (!token(g0, t)) return t;
+  } else if (!tokens.begin) {
     for (int64_t t = 0; t < tokens.T; ++t) {
       const int i = int(tokens.src[t]);
       if (i >= g0 && i < g1 && !token(i, t)) return t;
@@ -248,9 +268,10 @@ void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out*
                           ", expected [0, " + std::to_string(G) + ")");
     const Id* ids = topk + t * k;
     for (int q = 0; q < k; ++q) {
-      if (uint64_t(ids[q]) >= E)
-        throw ArgumentError("topk_ids: entry [" + std::to_string(t) + ", " + std::to_string(q) + "] is " +
-                            std::to_string(ids[q]) + ", expected [0, " + std::to_string(E_) + ")");
+      if (uint64_t(ids[q]) >= E) {
+        if (ids[q] == -1) continue;  // padding
+        bad_id(topk, t, k, q, E_);
+      }
       ++demand_[size_t(ids[q]) * G + s];
     }
   }
@@ -260,6 +281,55 @@ void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out*
   assign_tokens(tokens, plan_, threads);
 }
 
+template <class Id>
+void Router::count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> counts) const {
+  if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
+  if (counts.size() != size_t(E_))
+    throw ArgumentError("counts: has " + std::to_string(counts.size()) + " entries, expected num_experts = " +
+                        std::to_string(E_));
+  std::fill(counts.begin(), counts.end(), 0);
+  const int64_t P = T * k;
+  const uint64_t E = uint64_t(E_);
+  int64_t* const c = counts.data();
+  for (int64_t p = 0; p < P; ++p) {
+    const uint64_t e = uint64_t(topk[p]);
+    if (e < E)
+      ++c[e];
+    else if (topk[p] != -1)
+      bad_id(topk, p / k, k, int(p % k), E_);
+  }
+}
+
+template <class Id, class Out>
+void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<const int64_t> m, Out* slot_of_pair) {
+  if (rank < 0 || rank >= G_)
+    throw ArgumentError("rank: expected [0, " + std::to_string(G_) + "), got " + std::to_string(rank));
+  if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
+  if (m.size() != size_t(S_) * G_)
+    throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
+                        std::to_string(size_t(S_) * G_));
+  // Ids in [0, E) or -1, one branch-free pass (vectorises); the culprit is searched on failure.
+  const int64_t P = T * k;
+  const uint64_t E1 = uint64_t(E_) + 1;
+  bool bad = false;
+  for (int64_t p = 0; p < P; ++p) bad |= uint64_t(int64_t(topk[p]) + 1) >= E1;
+  if (bad)
+    for (int64_t p = 0; p < P; ++p)
+      if (uint64_t(int64_t(topk[p]) + 1) >= E1) bad_id(topk, p / k, k, int(p % k), E_);
+  ents_.resize(size_t(G_) * S_);
+  keys_.resize(size_t(G_) * E_);
+  build_quotas(m, rank, rank + 1);
+  const Tokens<Id, int32_t, Out> tokens{topk, slot_of_pair, k, T, nullptr, nullptr};
+  std::exception_ptr error;
+  if (assign_gpus(tokens, rank, rank + 1, error) >= 0) std::rethrow_exception(error);
+  check_quotas_used(rank, rank + 1);
+}
+
+template void Router::count_rank(const int32_t*, int64_t, int, std::span<int64_t>) const;
+template void Router::count_rank(const int64_t*, int64_t, int, std::span<int64_t>) const;
+template void Router::route_rank(const int32_t*, int64_t, int, int, std::span<const int64_t>, int32_t*);
+template void Router::route_rank(const int64_t*, int64_t, int, int, std::span<const int64_t>, int64_t*);
+template void Router::route_rank(const int64_t*, int64_t, int, int, std::span<const int64_t>, int32_t*);
 template void Router::route_tokens(const int32_t*, const int32_t*, int64_t, int, int32_t*, int);
 template void Router::route_tokens(const int32_t*, const int64_t*, int64_t, int, int32_t*, int);
 template void Router::route_tokens(const int64_t*, const int32_t*, int64_t, int, int64_t*, int);

@@ -72,6 +72,20 @@ void check_dense_demand(std::span<const int64_t> demand, int num_experts, int nu
                          std::to_string(x % num_gpus) + ") is negative (" + std::to_string(demand[x]) + ")");
 }
 
+void check_rank_counts(std::span<const int64_t> counts, int num_gpus, int num_experts) {
+  const size_t want = size_t(num_gpus) * num_experts;
+  if (counts.size() != want)
+    fail("counts", "has " + std::to_string(counts.size()) + " entries, expected num_gpus * num_experts = " +
+                       std::to_string(want) + " (one row of num_experts per rank)");
+  uint64_t any = 0;  // sign bits ORed together, as in check_demand
+  for (int64_t d : counts) any |= uint64_t(d);
+  if (!(any >> 63)) return;
+  for (size_t x = 0; x < counts.size(); ++x)
+    if (counts[x] < 0)
+      fail("counts", "entry [" + std::to_string(x / num_experts) + ", " + std::to_string(x % num_experts) +
+                         "] (rank, expert) is negative (" + std::to_string(counts[x]) + ")");
+}
+
 void check_dense_counts(std::span<const int64_t> m, int num_slots, int num_gpus) {
   const size_t want = size_t(num_slots) * num_gpus;
   if (m.size() != want)

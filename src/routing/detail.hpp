@@ -27,6 +27,8 @@ void check_batch(const RoutingBatch& batch, const Placement& placement);
 // ("counts": size).
 void check_dense_demand(std::span<const int64_t> demand, int num_experts, int num_gpus);
 void check_dense_counts(std::span<const int64_t> m, int num_slots, int num_gpus);
+// Router::plan's all-gathered counts [G * E] rank-major ("counts": size, negative entries).
+void check_rank_counts(std::span<const int64_t> counts, int num_gpus, int num_experts);
 
 // Runs fn(w, n) for w = 0 .. n - 1, worker 0 on the calling thread, the others on their own
 // threads; returns when all are done. fn must not throw.

@@ -27,6 +27,9 @@
 // Hence rem_i reaches 0 for every source; the final check only guards this proof.
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+
+#include "core/error.hpp"
 
 #include "routing/detail.hpp"
 #include "routing/router.hpp"
@@ -41,25 +44,42 @@ using namespace routing_detail;
 void Router::route_counts(std::span<const int64_t> demand, std::span<int64_t> m) {
   check_dense_demand(demand, E_, G_);
   check_dense_counts(m, S_, G_);
+  count_plan(demand.data(), size_t(G_), 1, m.data());
+}
+
+void Router::plan(std::span<const int64_t> counts, std::span<int64_t> m) {
+  check_rank_counts(counts, G_, E_);
+  if (m.size() != size_t(S_) * G_)
+    throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
+                        std::to_string(size_t(S_) * G_));
+  count_plan(counts.data(), 1, size_t(E_), m.data());
+}
+
+// The water-filling of the opening comment; demand of (expert e, GPU i) is d[e * se + i * si].
+void Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) {
   const int G = G_, gpn = gpn_;
   int64_t* const load = load_.data();
   int64_t* const rem = rem_.data();
   int32_t* const order = order_.data();
   int32_t* const touched = touched_.data();
   for (int e = 0; e < E_; ++e) {
-    const int64_t* const d = &demand[size_t(e) * G];
+    const int64_t* const d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
     const int32_t* const slot = &rep_slot_[b];
     if (r == 1) {  // the water-filling would send everything to the only slot
-      std::copy_n(d, G, &m[size_t(slot[0]) * G]);
+      int64_t* const row = m + size_t(slot[0]) * G;
+      if (si == 1)
+        std::copy_n(d, G, row);
+      else
+        for (int i = 0; i < G; ++i) row[i] = d[i * si];
       continue;
     }
     const int32_t* const gpu = &rep_gpu_[b];
     const int32_t* const node = &rep_node_[b];
     int64_t total = 0;
-    for (int i = 0; i < G; ++i) total += rem[i] = d[i];
+    for (int i = 0; i < G; ++i) total += rem[i] = d[i * si];
     for (int j = 0; j < r; ++j) {
-      std::fill_n(&m[size_t(slot[j]) * G], G, 0);
+      std::fill_n(m + size_t(slot[j]) * G, G, 0);
       load[j] = 0;
       order[j] = j;
     }

@@ -47,18 +47,34 @@ Router::Router(const Placement& placement, const Topology& topo, double balance_
 void Router::even_counts(std::span<const int64_t> demand, std::span<int64_t> m) const {
   check_dense_demand(demand, E_, G_);
   check_dense_counts(m, S_, G_);
+  even_count_plan(demand.data(), size_t(G_), 1, m.data());
+}
+
+void Router::even_plan(std::span<const int64_t> counts, std::span<int64_t> m) const {
+  check_rank_counts(counts, G_, E_);
+  if (m.size() != size_t(S_) * G_)
+    throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
+                        std::to_string(size_t(S_) * G_));
+  even_count_plan(counts.data(), 1, size_t(E_), m.data());
+}
+
+void Router::even_count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) const {
   const int G = G_;
   for (int e = 0; e < E_; ++e) {
-    const int64_t* d = &demand[size_t(e) * G];
+    const int64_t* d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
     if (r == 1) {
-      std::copy_n(d, G, &m[size_t(rep_slot_[b]) * G]);
+      int64_t* const row = m + size_t(rep_slot_[b]) * G;
+      if (si == 1)
+        std::copy_n(d, G, row);
+      else
+        for (int i = 0; i < G; ++i) row[i] = d[i * si];
       continue;
     }
     // Request j of source i goes to replica (i + j) mod r: replica t receives n / r requests
     // plus one when (t - i) mod r < n mod r.
     for (int i = 0; i < G; ++i) {
-      const int64_t q = d[i] / r, extra = d[i] % r;
+      const int64_t n = d[i * si], q = n / r, extra = n % r;
       const int start = i % r;
       for (int t = 0; t < r; ++t) {
         const int off = t >= start ? t - start : t - start + r;
@@ -67,6 +83,41 @@ void Router::even_counts(std::span<const int64_t> demand, std::span<int64_t> m) 
     }
   }
 }
+
+template <class Id, class Out>
+void Router::even_rank(const Id* topk, int64_t T, int k, int rank, Out* slot_of_pair) {
+  if (rank < 0 || rank >= G_)
+    throw ArgumentError("rank: expected [0, " + std::to_string(G_) + "), got " + std::to_string(rank));
+  if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
+  const int64_t P = T * k;
+  const uint64_t E1 = uint64_t(E_) + 1;
+  bool bad = false;  // ids in [0, E) or -1, as route_rank checks them
+  for (int64_t p = 0; p < P; ++p) bad |= uint64_t(int64_t(topk[p]) + 1) >= E1;
+  if (bad)
+    for (int64_t p = 0; p < P; ++p)
+      if (uint64_t(int64_t(topk[p]) + 1) >= E1)
+        throw ArgumentError("topk_ids: entry [" + std::to_string(p / k) + ", " + std::to_string(p % k) + "] is " +
+                            std::to_string(topk[p]) + ", expected [0, " + std::to_string(E_) + ") or -1 (padding)");
+  // Cursor of e: the replica index its next pair takes, starting at rank mod r_e.
+  even_next_.resize(E_);
+  for (int e = 0; e < E_; ++e) even_next_[e] = rank % (rep_begin_[e + 1] - rep_begin_[e]);
+  int32_t* const next = even_next_.data();
+  const int32_t* const begin = rep_begin_.data();
+  const int32_t* const slot = rep_slot_.data();
+  for (int64_t p = 0; p < P; ++p) {
+    const auto e = topk[p];
+    if (e < 0) {
+      slot_of_pair[p] = Out(-1);
+      continue;
+    }
+    const int32_t b = begin[e], x = next[e];
+    slot_of_pair[p] = Out(slot[b + x]);
+    next[e] = x + 1 == begin[e + 1] - b ? 0 : x + 1;
+  }
+}
+
+template void Router::even_rank(const int32_t*, int64_t, int, int, int32_t*);
+template void Router::even_rank(const int64_t*, int64_t, int, int, int64_t*);
 
 void Router::to_counts(std::span<const int64_t> m, std::vector<RouteCount>& out) const {
   check_dense_counts(m, S_, G_);

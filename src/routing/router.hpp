@@ -60,6 +60,63 @@ class Router {
   template <class Id, class Src, class Out>
   void route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads = 1);
 
+  // ---- Per-rank planning (issue 20; paper §5 "Routing", §6.6: the metadata exchange and
+  // routing run at every layer on every rank). A serving engine's rank holds only its own
+  // tokens. The protocol, per layer:
+  //   1. count_rank: the rank counts its own pairs per logical expert, a row of E int64;
+  //   2. the G rows are all-gathered (the metadata exchange), giving counts [G * E], row i
+  //      from rank i (MPI_Allgather / dist.all_gather_into_tensor's layout);
+  //   3. plan: every rank computes the same count-level plan m [S * G] from them;
+  //   4. route_rank: the rank assigns its own tokens to slots using column `rank` of m.
+  // Invariant: routing every rank this way and concatenating the slots over ranks gives, bit
+  // for bit, route_tokens on all tokens at once (src = their ranks), for any interleaving of
+  // ranks that keeps each rank's token order. Proof. (a) The demand route_tokens counts is the
+  // sum of the ranks' rows, transposed: each pair of a token of rank i adds one to (e, i) in
+  // both, and -1 pairs to neither. (b) plan is route_counts read through the rank-major layout:
+  // the same operations on the same integers in the same order (experts ascending, sources
+  // ascending), so m is equal. It depends on nothing but the counts and the Router's tables
+  // (built from the placement, which every rank shares): no rank-local state, no reduction
+  // whose order could vary; the only floating-point operations are slot_bounds' q = T_e / r,
+  // (1 -+ C) q and floor/ceil, each correctly rounded by IEEE 754, so every rank running the
+  // same build gets the same bounds and hence the same m, bit for bit. (c) Assignment keeps its
+  // quotas per (source GPU, expert) key (assign_pairs.cpp): key (i, e) starts from m's entries
+  // of column i and is read and written only while a token of GPU i is assigned, and a token's
+  // slots depend only on its ids and its GPU's keys. route_tokens visits GPU i's tokens in the
+  // caller's order, route_rank visits the same tokens in the same order from the same initial
+  // keys, so every step, hence every slot, is the same. Tests: tests/routing/rank_test.cpp
+  // (random inputs, rapidcheck) and traces_test.cpp (the real traces).
+  //
+  // Padding: an id of -1 (SGLang pads its batches so) is no pair: not counted, not assigned,
+  // and its slot is -1. Any other negative id or one >= E is an error.
+
+  // Step 1. counts [E] is overwritten with the rank's pairs per expert, topk [T * k] its
+  // tokens' expert ids. Throws ArgumentError("topk_ids: ...") naming the first id out of range.
+  template <class Id>
+  void count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> counts) const;
+
+  // Step 3. counts [G * E] rank-major (row i = rank i's count_rank) -> m [S * G] slot-major, as
+  // route_counts (same values as route_counts on the transposed demand). Throws
+  // ArgumentError("counts: ...") for a wrong size or a negative entry (naming rank and expert),
+  // ArgumentError("plan: ...") for a wrong size of m.
+  void plan(std::span<const int64_t> counts, std::span<int64_t> m);
+
+  // Step 4. The slots of rank `rank`'s T tokens, topk [T * k] -> slot_of_pair [T * k] (the
+  // caller's order), from m = plan's result. Allocates nothing once warm. Throws
+  // ArgumentError("rank: ...") outside [0, G), ("topk_ids: ...") for an id out of range,
+  // ("plan: ...") for a wrong size of m, ("counts: more/fewer tokens for (src_gpu, expert) ...")
+  // when the tokens are not the ones counted into m's column `rank`.
+  template <class Id, class Out>
+  void route_rank(const Id* topk, int64_t T, int k, int rank, std::span<const int64_t> m, Out* slot_of_pair);
+
+  // The even split (route_even's rule) in the per-rank protocol: what a static EPLB map does
+  // per batch, the baseline the benchmarks time route_rank and plan against. even_plan is
+  // even_counts from plan's rank-major counts; even_rank gives rank `rank`'s j-th pair of
+  // expert e (in token order) replica (rank + j) mod r_e, needing no count plan. Same errors
+  // as plan and route_rank.
+  void even_plan(std::span<const int64_t> counts, std::span<int64_t> m) const;
+  template <class Id, class Out>
+  void even_rank(const Id* topk, int64_t T, int k, int rank, Out* slot_of_pair);
+
   // m as the sparse list of route_locality_counts: sorted by (expert, src_gpu, slot), no zeros.
   void to_counts(std::span<const int64_t> m, std::vector<RouteCount>& out) const;
   // The inverse, validating `counts` as assign_pairs documents (ArgumentError "counts: ...").
@@ -84,6 +141,9 @@ class Router {
   void assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const int64_t> m, int threads);
   template <class Id, class Src, class Out>
   int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, std::exception_ptr& error);
+  // route_counts on demand d read at d[e * se + i * si] (se, si: the layout's strides).
+  void count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
+  void even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1);
   void check_quotas_used(int g0, int g1) const;
 
@@ -102,6 +162,7 @@ class Router {
   std::vector<Entry> ents_;
   std::vector<Quota> keys_;
   std::vector<int64_t> demand_, plan_;
+  std::vector<int32_t> even_next_;  // even_rank's replica cursor per expert
 };
 
 // Route every MoE layer of one iteration: routers[l] is bound to layer l's placement,

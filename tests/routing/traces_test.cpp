@@ -9,6 +9,7 @@
 #include "core/presets.hpp"
 #include "placement/placement.hpp"
 #include "routing/routing.hpp"
+#include "routing/router.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
 #include "helpers.hpp"
@@ -66,6 +67,55 @@ TEST(RoutingTraces, Llama4MaverickGreedyNearOptimum) {
   // Measured (seed 1): gap 0 on layers 1, 13, 25, 47 and 0.07 % on layer 37 (436.43 vs
   // 436.12 us). Bound 1 %, a margin for changes in workload sampling and placement.
   EXPECT_LE(g.worst, 0.01);
+}
+
+}  // namespace
+}  // namespace zepp
+
+namespace zepp {
+namespace {
+
+// Per-rank planning (router.hpp) on real traces: every rank counts its own tokens, plans from
+// the all-gathered counts and routes its own tokens; concatenated, the slots are
+// route_locality's on the whole batch. Returns false when the trace folder is absent.
+bool ranks_equal_global(const std::string& folder, const std::string& model_name, int nodes,
+                        const std::vector<int>& layers) {
+  const std::string path = std::string(ZEPP_SHARED_DIR) + "/data/traces/" + folder;
+  if (!std::filesystem::exists(path)) return false;
+  const Trace trace = read_trace(path);
+  const ModelShape model = model_preset(model_name);
+  const Topology topo = topology_preset("a100", nodes);
+  for (int layer : layers) {
+    WorkloadOptions opt;
+    opt.layer = layer;
+    const Workload w = build_workload(&trace, model, topo, opt);
+    const Placement p = place_zepp(w.history_load, topo, 2);
+    const Routing global = route_locality(w.batch, p, topo, 0.1);
+    const RoutingBatch& b = w.batch;
+    const int G = b.num_gpus, E = b.num_experts, k = b.top_k;
+    Router router(p, topo, 0.1);
+    std::vector<int64_t> counts(size_t(G) * E), m(size_t(p.num_slots()) * G);
+    for (int i = 0; i < G; ++i)
+      router.count_rank(&b.expert_ids[b.token_offset[i] * k], b.token_offset[i + 1] - b.token_offset[i], k,
+                        std::span<int64_t>(counts).subspan(size_t(i) * E, E));
+    router.plan(counts, m);
+    std::vector<int32_t> slots(b.expert_ids.size());
+    for (int i = 0; i < G; ++i)
+      router.route_rank(&b.expert_ids[b.token_offset[i] * k], b.token_offset[i + 1] - b.token_offset[i], k, i, m,
+                        &slots[b.token_offset[i] * k]);
+    EXPECT_EQ(slots, global.slot_of_pair) << folder << " layer " << layer;
+    std::vector<RouteCount> sparse;
+    router.to_counts(m, sparse);
+    EXPECT_EQ(test::as_map(sparse), test::as_map(global.counts)) << folder << " layer " << layer;
+  }
+  return true;
+}
+
+TEST(RoutingTraces, PerRankPlanningEqualsGlobalRouting) {
+  bool any = false;
+  any |= ranks_equal_global("deepseek-v2-lite-puffin", "deepseek-v2-lite", 4, {1, 13, 26});
+  any |= ranks_equal_global("llama4-maverick-mmlu", "llama4-maverick", 4, {1, 37});
+  if (!any) GTEST_SKIP() << "shared/data/traces has neither deepseek-v2-lite-puffin nor llama4-maverick-mmlu";
 }
 
 }  // namespace

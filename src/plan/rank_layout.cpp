@@ -1,0 +1,107 @@
+// One rank's dispatch layout: two passes over its pairs (tally, then fill), as a counting sort.
+#include "plan/rank_layout.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace zepp {
+
+template <class Slot>
+void rank_layout(const Placement& placement, const Topology& topo, std::span<const int64_t> m, int rank,
+                 const Slot* slot_of_pair, int64_t T, int top_k, RankLayout& out) {
+  const int G = placement.num_gpus, S = placement.num_slots(), N = topo.nodes, spg = placement.slots_per_gpu;
+  if (topo.num_gpus() != G)
+    throw ArgumentError("topo: has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(G));
+  if (rank < 0 || rank >= G)
+    throw ArgumentError("rank: expected [0, " + std::to_string(G) + "), got " + std::to_string(rank));
+  if (top_k < 1 || T < 0) throw ArgumentError("top_k: expected T >= 0 tokens of top_k >= 1 pairs");
+  if (m.size() != size_t(S) * G)
+    throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
+                        std::to_string(size_t(S) * G));
+  const int64_t P = T * top_k;
+  bool bad = false;  // one branch-free pass; the culprit is searched on failure
+  for (int64_t p = 0; p < P; ++p) bad |= uint64_t(int64_t(slot_of_pair[p]) + 1) > uint64_t(S);
+  if (bad)
+    for (int64_t p = 0; p < P; ++p)
+      if (uint64_t(int64_t(slot_of_pair[p]) + 1) > uint64_t(S))
+        throw ArgumentError("slot_of_pair: entry " + std::to_string(p) + " is " + std::to_string(slot_of_pair[p]) +
+                            ", expected [0, " + std::to_string(S) + ") or -1 (padding)");
+
+  out.rank = rank;
+  out.gpu_of_slot_.resize(S + 1);  // entry 0: padding (slot -1), then slot p at p + 1
+  out.node_of_slot_.resize(S + 1);
+  out.gpu_of_slot_[0] = out.node_of_slot_[0] = -1;
+  const int gpn = topo.gpus_per_node, own = rank / gpn;
+  for (int p = 0; p < S; ++p) {
+    out.gpu_of_slot_[p + 1] = p / spg;
+    out.node_of_slot_[p + 1] = p / spg / gpn;
+  }
+  const int32_t* const gpu_of = out.gpu_of_slot_.data() + 1;
+  const int32_t* const node_of = out.node_of_slot_.data() + 1;
+  out.gpu_begin.assign(G + 1, 0);
+  out.rows_to_gpu.assign(G, 0);
+  out.node_begin.assign(N + 1, 0);
+  out.seen_gpu_.assign(G, -1);
+  out.seen_node_.assign(N, -1);
+  int64_t* const gb = out.gpu_begin.data();
+  int64_t* const rows = out.rows_to_gpu.data();
+  int64_t* const nb = out.node_begin.data();
+  int64_t* const seen_g = out.seen_gpu_.data();
+  int64_t* const seen_n = out.seen_node_.data();
+  // Tally: pairs per GPU, and a token's first pair on a GPU (node) counts a row.
+  for (int64_t t = 0; t < T; ++t)
+    for (int q = 0; q < top_k; ++q) {
+      const Slot s = slot_of_pair[t * top_k + q];
+      const int g = gpu_of[s];
+      if (g < 0) continue;
+      ++gb[g + 1];
+      if (seen_g[g] != t) {
+        seen_g[g] = t;
+        ++rows[g];
+        const int n = node_of[s];
+        if (n != own && seen_n[n] != t) seen_n[n] = t, ++nb[n + 1];
+      }
+    }
+  for (int g = 0; g < G; ++g) gb[g + 1] += gb[g];
+  for (int n = 0; n < N; ++n) nb[n + 1] += nb[n];
+  out.gpu_pairs.resize(gb[G]);
+  out.node_tokens.resize(nb[N]);
+  // Fill: cursors start at each list's begin (the scratch arrays are reused as cursors).
+  std::copy_n(gb, G, seen_g);
+  std::copy_n(nb, N, seen_n);
+  int64_t* const gp = out.gpu_pairs.data();
+  int64_t* const nt = out.node_tokens.data();
+  for (int64_t t = 0; t < T; ++t)
+    for (int q = 0; q < top_k; ++q) {
+      const int64_t p = t * top_k + q;
+      const Slot s = slot_of_pair[p];
+      const int g = gpu_of[s];
+      if (g < 0) continue;
+      gp[seen_g[g]++] = p;
+      const int n = node_of[s];
+      // The token's first pair on node n: n's list does not end with t yet.
+      if (n != own && (seen_n[n] == nb[n] || nt[seen_n[n] - 1] != t)) nt[seen_n[n]++] = t;
+    }
+
+  // Receive side: the rank's slots' rows of m.
+  out.recv_pairs.assign(G, 0);
+  out.slot_pairs.assign(spg, 0);
+  for (int j = 0; j < spg; ++j) {
+    const int64_t* const row = &m[size_t(rank * spg + j) * G];
+    int64_t sum = 0;
+    for (int i = 0; i < G; ++i) {
+      out.recv_pairs[i] += row[i];
+      sum += row[i];
+    }
+    out.slot_pairs[j] = sum;
+  }
+}
+
+template void rank_layout(const Placement&, const Topology&, std::span<const int64_t>, int, const int32_t*, int64_t,
+                          int, RankLayout&);
+template void rank_layout(const Placement&, const Topology&, std::span<const int64_t>, int, const int64_t*, int64_t,
+                          int, RankLayout&);
+
+}  // namespace zepp
