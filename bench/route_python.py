@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Time zepp.Router.route on one MoE layer's batch against numpy.argsort of the same array.
+"""Time zepp.Router.route on one MoE layer's batch, and Router.route_rank on one rank's share of
+it, against numpy.argsort of the same array.
 
     PYTHONPATH=build/python:python python3 bench/route_python.py [--tokens 170000 --top-k 6]
 
@@ -9,6 +10,8 @@ the GPUs, each with k distinct experts drawn from a power law (r-th expert ~ r^-
 DeepSeek-V2-Lite shape by default: 64 experts, top-6); placement: zepp.rebalance_experts
 (policy "zepp") with 2 extra slots per GPU. Prints the best and median of --repeat calls for
 int32 and int64 ids (both read in place, the result written into a reused array), and checks the result equals zepp.route's.
+Targets (issue 20): the global route for 170,000 tokens x top-6 within 5 ms; route_rank for one
+rank's 10,600 tokens x top-6 (170,000 over 16 ranks) within 0.3 ms.
 """
 
 import argparse
@@ -70,6 +73,29 @@ def main():
         print(f"{'zepp.Router.route, ' + name:<34}{best * 1e3:>10.2f}{median * 1e3:>11.2f}{best / sort_best:>11.2f}")
     best, median = timings(lambda: zepp.route(topk64, src64, phy2log, args.nodes, G), max(1, args.repeat // 3))
     print(f"{'zepp.route (wrapper), int64':<34}{best * 1e3:>10.2f}{median * 1e3:>11.2f}{best / sort_best:>11.2f}")
+
+    # Per rank (issue 20): each rank counts its own tokens, the counts are all-gathered, every
+    # rank plans from them and routes its own tokens. Timed on the rank with the most tokens;
+    # x argsort against numpy.argsort of that rank's ids.
+    print(f"\nper rank: rank with the most of the {T} tokens, {np.bincount(src64).max()} tokens")
+    print(f"{'call':<34}{'best ms':>10}{'median ms':>11}{'x argsort':>11}")
+    rank = int(np.argmax(np.bincount(src64, minlength=G)))
+    for dtype in (np.int32, np.int64):
+        mine = np.ascontiguousarray(topk64[src64 == rank]).astype(dtype)
+        counts = np.stack([router.count(np.ascontiguousarray(topk64[src64 == r]).astype(dtype)) for r in range(G)])
+        plan = router.plan(counts)
+        out = np.empty_like(mine)
+        assert np.array_equal(router.route_rank(mine, rank, plan), expected[src64 == rank])
+        name = np.dtype(dtype).name
+        sort_best, sort_median = timings(lambda: np.argsort(mine, axis=None), args.repeat)
+        row = np.empty(E, dtype=np.int64)
+        plan_out = np.empty_like(plan)
+        for label, fn in ((f"numpy.argsort, {name}", lambda: np.argsort(mine, axis=None)),
+                          (f"Router.count, {name}", lambda: router.count(mine, out=row)),
+                          ("Router.plan", lambda: router.plan(counts, out=plan_out)),
+                          (f"Router.route_rank, {name}", lambda: router.route_rank(mine, rank, plan, out=out))):
+            best, median = timings(fn, args.repeat)
+            print(f"{label:<34}{best * 1e3:>10.3f}{median * 1e3:>11.3f}{best / sort_best:>11.2f}")
 
 
 if __name__ == "__main__":

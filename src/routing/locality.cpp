@@ -42,21 +42,25 @@ namespace zepp {
 using namespace routing_detail;
 
 void Router::route_counts(std::span<const int64_t> demand, std::span<int64_t> m) {
-  check_dense_demand(demand, E_, G_);
+  if (demand.size() != size_t(E_) * G_) check_dense_demand(demand, E_, G_);  // throws, naming the size
   check_dense_counts(m, S_, G_);
-  count_plan(demand.data(), size_t(G_), 1, m.data());
+  // The signs are checked in the same pass that reads the demand; the culprit is named after.
+  if (!count_plan(demand.data(), size_t(G_), 1, m.data())) check_dense_demand(demand, E_, G_);
 }
 
 void Router::plan(std::span<const int64_t> counts, std::span<int64_t> m) {
-  check_rank_counts(counts, G_, E_);
+  if (counts.size() != size_t(G_) * E_) check_rank_counts(counts, G_, E_);  // throws, naming the size
   if (m.size() != size_t(S_) * G_)
     throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
                         std::to_string(size_t(S_) * G_));
-  count_plan(counts.data(), 1, size_t(E_), m.data());
+  if (!count_plan(counts.data(), 1, size_t(E_), m.data())) check_rank_counts(counts, G_, E_);
 }
 
 // The water-filling of the opening comment; demand of (expert e, GPU i) is d[e * se + i * si].
-void Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) {
+// Returns false, leaving m unfinished, when an entry is negative (the sign bits of every entry
+// are ORed while it is read: no separate validation pass over the demand).
+bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) {
+  uint64_t signs = 0;  // of single-replica experts' columns, checked at the end
   const int G = G_, gpn = gpn_;
   int64_t* const load = load_.data();
   int64_t* const rem = rem_.data();
@@ -69,15 +73,20 @@ void Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     if (r == 1) {  // the water-filling would send everything to the only slot
       int64_t* const row = m + size_t(slot[0]) * G;
       if (si == 1)
-        std::copy_n(d, G, row);
+        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i]);
       else
-        for (int i = 0; i < G; ++i) row[i] = d[i * si];
+        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i * si]);
       continue;
     }
     const int32_t* const gpu = &rep_gpu_[b];
     const int32_t* const node = &rep_node_[b];
     int64_t total = 0;
-    for (int i = 0; i < G; ++i) total += rem[i] = d[i * si];
+    uint64_t neg = 0;
+    for (int i = 0; i < G; ++i) {
+      total += rem[i] = d[i * si];
+      neg |= uint64_t(rem[i]);
+    }
+    if (neg >> 63) return false;
     for (int j = 0; j < r; ++j) {
       std::fill_n(m + size_t(slot[j]) * G, G, 0);
       load[j] = 0;
@@ -131,6 +140,7 @@ void Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     }
     if (remaining != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
   }
+  return !(signs >> 63);
 }
 
 }  // namespace zepp

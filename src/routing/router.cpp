@@ -45,36 +45,39 @@ Router::Router(const Placement& placement, const Topology& topo, double balance_
 }
 
 void Router::even_counts(std::span<const int64_t> demand, std::span<int64_t> m) const {
-  check_dense_demand(demand, E_, G_);
+  if (demand.size() != size_t(E_) * G_) check_dense_demand(demand, E_, G_);  // throws, naming the size
   check_dense_counts(m, S_, G_);
-  even_count_plan(demand.data(), size_t(G_), 1, m.data());
+  if (!even_count_plan(demand.data(), size_t(G_), 1, m.data())) check_dense_demand(demand, E_, G_);
 }
 
 void Router::even_plan(std::span<const int64_t> counts, std::span<int64_t> m) const {
-  check_rank_counts(counts, G_, E_);
+  if (counts.size() != size_t(G_) * E_) check_rank_counts(counts, G_, E_);  // throws, naming the size
   if (m.size() != size_t(S_) * G_)
     throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
                         std::to_string(size_t(S_) * G_));
-  even_count_plan(counts.data(), 1, size_t(E_), m.data());
+  if (!even_count_plan(counts.data(), 1, size_t(E_), m.data())) check_rank_counts(counts, G_, E_);
 }
 
-void Router::even_count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) const {
+// As count_plan: one pass reads (and sign-checks) the demand.
+bool Router::even_count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) const {
   const int G = G_;
+  uint64_t signs = 0;
   for (int e = 0; e < E_; ++e) {
     const int64_t* d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
     if (r == 1) {
       int64_t* const row = m + size_t(rep_slot_[b]) * G;
       if (si == 1)
-        std::copy_n(d, G, row);
+        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i]);
       else
-        for (int i = 0; i < G; ++i) row[i] = d[i * si];
+        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i * si]);
       continue;
     }
     // Request j of source i goes to replica (i + j) mod r: replica t receives n / r requests
     // plus one when (t - i) mod r < n mod r.
     for (int i = 0; i < G; ++i) {
       const int64_t n = d[i * si], q = n / r, extra = n % r;
+      signs |= uint64_t(n);
       const int start = i % r;
       for (int t = 0; t < r; ++t) {
         const int off = t >= start ? t - start : t - start + r;
@@ -82,6 +85,7 @@ void Router::even_count_plan(const int64_t* demand, size_t se, size_t si, int64_
       }
     }
   }
+  return !(signs >> 63);
 }
 
 template <class Id, class Out>

@@ -15,6 +15,35 @@
 // Results are exactly those of route_locality_counts and assign_pairs (routing.hpp), which are
 // wrappers over this class; tests/routing/reference.hpp keeps a plain implementation of the same
 // rules that the tests compare against.
+//
+// Per-rank planning (issue 20; paper §5 "Routing", §6.6: the metadata exchange and
+// routing run at every layer on every rank). A serving engine's rank holds only its own
+// tokens. The protocol, per layer:
+//   1. count_rank: the rank counts its own pairs per logical expert, a row of E int64;
+//   2. the G rows are all-gathered (the metadata exchange), giving counts [G * E], row i
+//      from rank i (MPI_Allgather / dist.all_gather_into_tensor's layout);
+//   3. plan: every rank computes the same count-level plan m [S * G] from them;
+//   4. route_rank: the rank assigns its own tokens to slots using column `rank` of m.
+// Invariant: routing every rank this way and concatenating the slots over ranks gives, bit
+// for bit, route_tokens on all tokens at once (src = their ranks), for any interleaving of
+// ranks that keeps each rank's token order. Proof. (a) The demand route_tokens counts is the
+// sum of the ranks' rows, transposed: each pair of a token of rank i adds one to (e, i) in
+// both, and -1 pairs to neither. (b) plan is route_counts read through the rank-major layout:
+// the same operations on the same integers in the same order (experts ascending, sources
+// ascending), so m is equal. It depends on nothing but the counts and the Router's tables
+// (built from the placement, which every rank shares): no rank-local state, no reduction
+// whose order could vary; the only floating-point operations are slot_bounds' q = T_e / r,
+// (1 -+ C) q and floor/ceil, each correctly rounded by IEEE 754, so every rank running the
+// same build gets the same bounds and hence the same m, bit for bit. (c) Assignment keeps its
+// quotas per (source GPU, expert) key (assign_pairs.cpp): key (i, e) starts from m's entries
+// of column i and is read and written only while a token of GPU i is assigned, and a token's
+// slots depend only on its ids and its GPU's keys. route_tokens visits GPU i's tokens in the
+// caller's order, route_rank visits the same tokens in the same order from the same initial
+// keys, so every step, hence every slot, is the same. Tests: tests/routing/rank_test.cpp
+// (random inputs, rapidcheck) and traces_test.cpp (the real traces).
+//
+// Padding: an id of -1 (SGLang pads its batches so) is no pair: not counted, not assigned,
+// and its slot is -1. Any other negative id or one >= E is an error.
 #pragma once
 #include <cstdint>
 #include <exception>
@@ -60,34 +89,7 @@ class Router {
   template <class Id, class Src, class Out>
   void route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads = 1);
 
-  // ---- Per-rank planning (issue 20; paper §5 "Routing", §6.6: the metadata exchange and
-  // routing run at every layer on every rank). A serving engine's rank holds only its own
-  // tokens. The protocol, per layer:
-  //   1. count_rank: the rank counts its own pairs per logical expert, a row of E int64;
-  //   2. the G rows are all-gathered (the metadata exchange), giving counts [G * E], row i
-  //      from rank i (MPI_Allgather / dist.all_gather_into_tensor's layout);
-  //   3. plan: every rank computes the same count-level plan m [S * G] from them;
-  //   4. route_rank: the rank assigns its own tokens to slots using column `rank` of m.
-  // Invariant: routing every rank this way and concatenating the slots over ranks gives, bit
-  // for bit, route_tokens on all tokens at once (src = their ranks), for any interleaving of
-  // ranks that keeps each rank's token order. Proof. (a) The demand route_tokens counts is the
-  // sum of the ranks' rows, transposed: each pair of a token of rank i adds one to (e, i) in
-  // both, and -1 pairs to neither. (b) plan is route_counts read through the rank-major layout:
-  // the same operations on the same integers in the same order (experts ascending, sources
-  // ascending), so m is equal. It depends on nothing but the counts and the Router's tables
-  // (built from the placement, which every rank shares): no rank-local state, no reduction
-  // whose order could vary; the only floating-point operations are slot_bounds' q = T_e / r,
-  // (1 -+ C) q and floor/ceil, each correctly rounded by IEEE 754, so every rank running the
-  // same build gets the same bounds and hence the same m, bit for bit. (c) Assignment keeps its
-  // quotas per (source GPU, expert) key (assign_pairs.cpp): key (i, e) starts from m's entries
-  // of column i and is read and written only while a token of GPU i is assigned, and a token's
-  // slots depend only on its ids and its GPU's keys. route_tokens visits GPU i's tokens in the
-  // caller's order, route_rank visits the same tokens in the same order from the same initial
-  // keys, so every step, hence every slot, is the same. Tests: tests/routing/rank_test.cpp
-  // (random inputs, rapidcheck) and traces_test.cpp (the real traces).
-  //
-  // Padding: an id of -1 (SGLang pads its batches so) is no pair: not counted, not assigned,
-  // and its slot is -1. Any other negative id or one >= E is an error.
+  // ---- Per-rank planning (protocol, invariant and proof: the opening comment). ----
 
   // Step 1. counts [E] is overwritten with the rank's pairs per expert, topk [T * k] its
   // tokens' expert ids. Throws ArgumentError("topk_ids: ...") naming the first id out of range.
@@ -142,8 +144,9 @@ class Router {
   template <class Id, class Src, class Out>
   int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, std::exception_ptr& error);
   // route_counts on demand d read at d[e * se + i * si] (se, si: the layout's strides).
-  void count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
-  void even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
+  // Both return false when an entry is negative (m then unspecified).
+  bool count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
+  bool even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1);
   void check_quotas_used(int g0, int g1) const;
 
