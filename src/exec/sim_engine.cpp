@@ -81,6 +81,12 @@ std::vector<sg4::Host*> build_platform(const Topology& topo) {
   return hosts;
 }
 
+// The list scheduler, without an actor per task: it starts each task as an asynchronous S4U
+// activity (a Comm between two hosts, an Exec on one) from SimGrid's maestro, and
+// Activity::on_completion calls back into it when one finishes, still at the finishing instant,
+// where it records the time, releases the task's resource and starts what became ready. A
+// stream task of zero seconds completes on the spot. Activity handles are kept until the next
+// completion (SimGrid still touches the finished one after the callback returns).
 class Scheduler {
  public:
   Scheduler(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured, std::vector<sg4::Host*> hosts)
@@ -89,16 +95,31 @@ class Scheduler {
     times_.start.assign(T, -1);
     times_.end.assign(T, -1);
     waiting_.resize(T);
-    successors_.resize(T);
+    resource_.resize(T);
+    activity_.resize(T);
+    succ_begin_.assign(T + 1, 0);
     for (size_t i = 0; i < T; ++i) {
       waiting_[i] = int32_t(plan.tasks[i].deps.size());
-      for (int32_t d : plan.tasks[i].deps) successors_[d].push_back(int32_t(i));
+      resource_[i] = resource(plan.tasks[i]);
+      for (int32_t d : plan.tasks[i].deps) ++succ_begin_[size_t(d) + 1];
     }
+    for (size_t i = 0; i < T; ++i) succ_begin_[i + 1] += succ_begin_[i];
+    successors_.resize(succ_begin_[T]);
+    std::vector<size_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (size_t i = 0; i < T; ++i)
+      for (int32_t d : plan.tasks[i].deps) successors_[fill[size_t(d)]++] = int32_t(i);
     queues_.resize(size_t(n_) * (2 + n_));
     busy_.assign(queues_.size(), false);
   }
 
   void start_roots() {
+    sg4::Activity::on_completion_cb([this](const sg4::Activity& a) {
+      if (a.get_state() != sg4::Activity::State::FINISHED) return;
+      const auto id = int32_t(reinterpret_cast<intptr_t>(a.get_data<void>()));
+      released_.clear();  // handles of earlier completions, safe to drop now
+      released_.push_back(std::move(activity_[id]));
+      finished(id);
+    });
     // Queue every root before starting any, so each resource starts its lowest-priority root
     // (not the lowest-index one) at time zero.
     starting_ = true;
@@ -106,6 +127,7 @@ class Scheduler {
       if (waiting_[i] == 0) make_ready(int32_t(i));
     starting_ = false;
     for (size_t r = 0; r < queues_.size(); ++r) try_start(r);
+    start_touched();
   }
   TaskTimes times() const { return times_; }
 
@@ -127,9 +149,9 @@ class Scheduler {
       complete(id);
       return;
     }
-    const size_t r = resource(t);
+    const size_t r = resource_[id];
     if (r == kNone) {
-      sg4::Actor::create("task" + std::to_string(id), hosts_[t.gpu], [this, id] { run(id, kNone); });
+      start(id);
       return;
     }
     queues_[r].push({t.priority, id});
@@ -139,9 +161,11 @@ class Scheduler {
   // Starts idle resources only after every task that became ready at this instant (by one
   // completion, or at time 0) is queued, so the lowest priority among them goes first.
   void start_touched() {
-    std::vector<size_t> touched;
-    touched.swap(touched_);
-    for (size_t r : touched) try_start(r);
+    while (!touched_.empty()) {
+      std::vector<size_t> touched;
+      touched.swap(touched_);
+      for (size_t r : touched) try_start(r);
+    }
   }
 
   void try_start(size_t r) {
@@ -149,20 +173,34 @@ class Scheduler {
     const int32_t id = queues_[r].top().second;
     queues_[r].pop();
     busy_[r] = true;
-    const Task& t = plan_.tasks[id];
-    sg4::Actor::create("task" + std::to_string(id), hosts_[t.gpu], [this, id, r] { run(id, r); });
+    start(id);
   }
 
-  void run(int32_t id, size_t r) {
+  // Starts task `id` as an asynchronous activity; a stream task of zero seconds ends here.
+  void start(int32_t id) {
     const Task& t = plan_.tasks[id];
     times_.start[id] = sg4::Engine::get_clock();
+    sg4::ActivityPtr a;
     if (t.kind == TaskKind::Transfer) {
-      sg4::Comm::sendto(hosts_[t.gpu], hosts_[t.dst_gpu], uint64_t(t.bytes));
+      auto comm = sg4::Comm::sendto_init(hosts_[t.gpu], hosts_[t.dst_gpu]);
+      comm->set_payload_size(uint64_t(t.bytes));
+      a = comm;
     } else if (const double s = stream_task_seconds(t, plan_, topo_, measured_); s > 0) {
-      sg4::this_actor::execute(s * kSpeed);
+      auto exec = sg4::Exec::init();  // not Host::exec_init: that one needs a calling actor
+      exec->set_host(hosts_[t.gpu])->set_flops_amount(s * kSpeed);
+      a = exec;
+    } else {
+      finished(id);
+      return;
     }
+    a->set_data(reinterpret_cast<void*>(intptr_t(id)));
+    activity_[id] = a;
+    a->start();
+  }
+
+  void finished(int32_t id) {
     times_.end[id] = sg4::Engine::get_clock();
-    if (r != kNone) {
+    if (const size_t r = resource_[id]; r != kNone) {
       busy_[r] = false;
       touched_.push_back(r);
     }
@@ -171,8 +209,8 @@ class Scheduler {
   }
 
   void complete(int32_t id) {
-    for (int32_t s : successors_[id])
-      if (--waiting_[s] == 0) make_ready(s);
+    for (size_t k = succ_begin_[id]; k < succ_begin_[size_t(id) + 1]; ++k)
+      if (const int32_t s = successors_[k]; --waiting_[s] == 0) make_ready(s);
   }
 
   const CommPlan& plan_;
@@ -183,7 +221,11 @@ class Scheduler {
   bool starting_ = false;
   TaskTimes times_;
   std::vector<int32_t> waiting_;
-  std::vector<std::vector<int32_t>> successors_;
+  std::vector<size_t> resource_;                  // [tasks] resource(task)
+  std::vector<size_t> succ_begin_;                // [tasks + 1] CSR into successors_
+  std::vector<int32_t> successors_;               // tasks that depend on each task
+  std::vector<sg4::ActivityPtr> activity_;        // [tasks] the running activity
+  std::vector<sg4::ActivityPtr> released_;        // finished, dropped at the next completion
   using Entry = std::pair<int64_t, int32_t>;  // (priority, task): lowest first, ties by index
   std::vector<std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>> queues_;
   std::vector<bool> busy_;
@@ -204,7 +246,7 @@ TaskTimes run_engine(const CommPlan& plan, const Topology& topo, const std::vect
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("surf/precision:1e-12");
   Scheduler scheduler(plan, topo, measured, build_platform(topo));
-  sg4::Actor::create("scheduler", sg4::Host::by_name("gpu0"), [&scheduler] { scheduler.start_roots(); });
+  scheduler.start_roots();
   engine.run();
   TaskTimes times = scheduler.times();
   for (size_t i = 0; i < times.end.size(); ++i)
