@@ -87,6 +87,10 @@ void run(const SimulateFlags& f) {
   // 3-9x the greedy routing itself; auto solves it up to kAutoOptimumGpus GPUs.
   constexpr int kAutoOptimumGpus = 256;
   opt.optimal = f.optimum == "on" || (f.optimum == "auto" && r.topo.num_gpus() <= kAutoOptimumGpus);
+  if (f.optimum == "auto" && !opt.optimal)
+    std::fprintf(stderr, "optimum: skipped at %d GPUs (--optimum auto solves equation (1) exactly up to %d GPUs, beyond "
+                 "which LEMON's min-cost flows outgrow the routing they check; --optimum on forces it)\n",
+                 r.topo.num_gpus(), kAutoOptimumGpus);
   std::optional<Degraded> d;  // checked before anything runs
   if (!f.failed_nodes.empty()) {
     require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
