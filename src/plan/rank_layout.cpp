@@ -1,4 +1,5 @@
 // One rank's dispatch layout: two passes over its pairs (tally, then fill), as a counting sort.
+// The rank's own node gets no node_tokens: its pairs there are not inter-node rows.
 #include "plan/rank_layout.hpp"
 
 #include <algorithm>
@@ -30,13 +31,16 @@ void rank_layout(const Placement& placement, const Topology& topo, std::span<con
                             ", expected [0, " + std::to_string(S) + ") or -1 (padding)");
 
   out.rank = rank;
-  out.gpu_of_slot_.resize(S + 1);  // entry 0: padding (slot -1), then slot p at p + 1
-  out.node_of_slot_.resize(S + 1);
-  out.gpu_of_slot_[0] = out.node_of_slot_[0] = -1;
   const int gpn = topo.gpus_per_node, own = rank / gpn;
-  for (int p = 0; p < S; ++p) {
-    out.gpu_of_slot_[p + 1] = p / spg;
-    out.node_of_slot_[p + 1] = p / spg / gpn;
+  if (out.tables_ != std::tuple(S, spg, gpn)) {  // slot -> GPU, node: built once per shape
+    out.gpu_of_slot_.resize(S + 1);  // entry 0: padding (slot -1), then slot p at p + 1
+    out.node_of_slot_.resize(S + 1);
+    out.gpu_of_slot_[0] = out.node_of_slot_[0] = -1;
+    for (int p = 0; p < S; ++p) {
+      out.gpu_of_slot_[p + 1] = p / spg;
+      out.node_of_slot_[p + 1] = p / spg / gpn;
+    }
+    out.tables_ = {S, spg, gpn};
   }
   const int32_t* const gpu_of = out.gpu_of_slot_.data() + 1;
   const int32_t* const node_of = out.node_of_slot_.data() + 1;
@@ -50,40 +54,47 @@ void rank_layout(const Placement& placement, const Topology& topo, std::span<con
   int64_t* const nb = out.node_begin.data();
   int64_t* const seen_g = out.seen_gpu_.data();
   int64_t* const seen_n = out.seen_node_.data();
-  // Tally: pairs per GPU, and a token's first pair on a GPU (node) counts a row.
+  // Tally: pairs per GPU, and a token's first pair on a GPU (node) counts a row. Branch-free
+  // (whether a pair opens a row is data, not control flow: mispredicted branches were half the
+  // cost); padding is the one branch, and it is rare.
   for (int64_t t = 0; t < T; ++t)
     for (int q = 0; q < top_k; ++q) {
       const Slot s = slot_of_pair[t * top_k + q];
-      const int g = gpu_of[s];
-      if (g < 0) continue;
+      if (s < 0) continue;
+      const int g = gpu_of[s], n = node_of[s];
       ++gb[g + 1];
-      if (seen_g[g] != t) {
-        seen_g[g] = t;
-        ++rows[g];
-        const int n = node_of[s];
-        if (n != own && seen_n[n] != t) seen_n[n] = t, ++nb[n + 1];
-      }
+      rows[g] += seen_g[g] != t;
+      seen_g[g] = t;
+      nb[n + 1] += (n != own) & (seen_n[n] != t);
+      seen_n[n] = t;
     }
   for (int g = 0; g < G; ++g) gb[g + 1] += gb[g];
   for (int n = 0; n < N; ++n) nb[n + 1] += nb[n];
   out.gpu_pairs.resize(gb[G]);
-  out.node_tokens.resize(nb[N]);
-  // Fill: cursors start at each list's begin (the scratch arrays are reused as cursors).
-  std::copy_n(gb, G, seen_g);
-  std::copy_n(nb, N, seen_n);
+  out.node_tokens.resize(nb[N] + 1);  // + 1: where tokens that open no row are written
+  // Fill: cursors start at each list's begin; seen_n again holds each node's last token.
+  out.cursor_.resize(G + N);
+  int64_t* const cg = out.cursor_.data();
+  int64_t* const cn = cg + G;
+  std::copy_n(gb, G, cg);
+  std::copy_n(nb, N, cn);
+  std::fill_n(seen_n, N, -1);
   int64_t* const gp = out.gpu_pairs.data();
   int64_t* const nt = out.node_tokens.data();
+  int64_t* const spare = nt + nb[N];
   for (int64_t t = 0; t < T; ++t)
     for (int q = 0; q < top_k; ++q) {
       const int64_t p = t * top_k + q;
       const Slot s = slot_of_pair[p];
-      const int g = gpu_of[s];
-      if (g < 0) continue;
-      gp[seen_g[g]++] = p;
-      const int n = node_of[s];
-      // The token's first pair on node n: n's list does not end with t yet.
-      if (n != own && (seen_n[n] == nb[n] || nt[seen_n[n] - 1] != t)) nt[seen_n[n]++] = t;
+      if (s < 0) continue;
+      const int g = gpu_of[s], n = node_of[s];
+      gp[cg[g]++] = p;
+      const bool opens = (n != own) & (seen_n[n] != t);
+      seen_n[n] = t;
+      *(opens ? nt + cn[n] : spare) = t;
+      cn[n] += opens;
     }
+  out.node_tokens.pop_back();
 
   // Receive side: the rank's slots' rows of m.
   out.recv_pairs.assign(G, 0);

@@ -30,6 +30,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "core/types.hpp"
@@ -51,9 +52,10 @@ struct RankLayout {
   // Receive side, from the count plan alone.
   std::vector<int64_t> recv_pairs;   // [G] pairs of source GPU i that this rank's slots serve
   std::vector<int64_t> slot_pairs;   // [slots_per_gpu] pairs each of the rank's slots computes
-  // Scratch: last token seen per GPU and node; GPU and node of every slot.
-  std::vector<int64_t> seen_gpu_, seen_node_;
+  // Scratch: last token seen per GPU and node, fill cursors, GPU and node of every slot.
+  std::vector<int64_t> seen_gpu_, seen_node_, cursor_;
   std::vector<int32_t> gpu_of_slot_, node_of_slot_;
+  std::tuple<int, int, int> tables_{-1, -1, -1};  // (slots, slots per GPU, GPUs per node) they are for
 
   int64_t rows_to_node(int node) const { return node_begin[node + 1] - node_begin[node]; }
 };

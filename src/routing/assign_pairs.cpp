@@ -139,7 +139,26 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
         pend[np++] = q;
       }
     }
-    uint64_t used = 0;  // remote nodes this token already goes to
+    // Every pending pair with exactly one remote entry (the common case: most experts have one
+    // replica, or all of a source's remote quota on one): each takes its entry whatever the
+    // order, as the general loop below would, without its node bookkeeping.
+    bool forced = true;
+    for (int a = 0; a < np; ++a) forced &= pend_key[a]->remote_end - pend_key[a]->local_end == 1;
+    if (forced) {
+      for (int a = 0; a < np; ++a) {
+        Quota& qk = *pend_key[a];
+        if (qk.local_end == qk.remote_end) {  // a repeated expert whose entry ran out
+          try {
+            mismatch(i, int(ids[pend[a]]), "fewer");
+          } catch (...) {
+            error = std::current_exception();
+          }
+          return false;
+        }
+        take(out, pend[a], qk, qk.local_end);
+      }
+      return true;
+    }
     for (int first = 0; first < np;) {
       // Open a node for the first pending pair: the one where most of the token's other pending
       // experts also have quota (they then join it), ties to the larger quota there (more room
@@ -168,15 +187,17 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
           }
         }
       }
-      used |= node_bit(ents[best].node);
+      const uint64_t opened = node_bit(ents[best].node);
       take(out, pend[first++], q0, best);
       // The other pending pairs whose expert has quota on a node the token already goes to.
+      // Those still pending had none on the nodes opened before (masks only lose nodes), so
+      // only the node just opened can take them.
       int w = first;
       for (int a = first; a < np; ++a) {
         Quota& qk = *pend_key[a];
-        if (qk.remote & used) {
+        if (qk.remote & opened) {
           int32_t x = qk.local_end;
-          while (!(node_bit(ents[x].node) & used)) ++x;
+          while (!(node_bit(ents[x].node) & opened)) ++x;
           take(out, pend[a], qk, x);
         } else {
           pend_key[w] = &qk;
