@@ -21,15 +21,6 @@ void rank_layout(const Placement& placement, const Topology& topo, std::span<con
   if (m.size() != size_t(S) * G)
     throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
                         std::to_string(size_t(S) * G));
-  const int64_t P = T * top_k;
-  bool bad = false;  // one branch-free pass; the culprit is searched on failure
-  for (int64_t p = 0; p < P; ++p) bad |= uint64_t(int64_t(slot_of_pair[p]) + 1) > uint64_t(S);
-  if (bad)
-    for (int64_t p = 0; p < P; ++p)
-      if (uint64_t(int64_t(slot_of_pair[p]) + 1) > uint64_t(S))
-        throw ArgumentError("slot_of_pair: entry " + std::to_string(p) + " is " + std::to_string(slot_of_pair[p]) +
-                            ", expected [0, " + std::to_string(S) + ") or -1 (padding)");
-
   out.rank = rank;
   const int gpn = topo.gpus_per_node, own = rank / gpn;
   if (out.tables_ != std::tuple(S, spg, gpn)) {  // slot -> GPU, node: built once per shape
@@ -60,6 +51,9 @@ void rank_layout(const Placement& placement, const Topology& topo, std::span<con
   for (int64_t t = 0; t < T; ++t)
     for (int q = 0; q < top_k; ++q) {
       const Slot s = slot_of_pair[t * top_k + q];
+      if (uint64_t(int64_t(s) + 1) > uint64_t(S))  // checked in this pass: never taken on valid input
+        throw ArgumentError("slot_of_pair: entry " + std::to_string(t * top_k + q) + " is " + std::to_string(s) +
+                            ", expected [0, " + std::to_string(S) + ") or -1 (padding)");
       if (s < 0) continue;
       const int g = gpu_of[s], n = node_of[s];
       ++gb[g + 1];
@@ -81,7 +75,7 @@ void rank_layout(const Placement& placement, const Topology& topo, std::span<con
   std::fill_n(seen_n, N, -1);
   int64_t* const gp = out.gpu_pairs.data();
   int64_t* const nt = out.node_tokens.data();
-  int64_t* const spare = nt + nb[N];
+  const int64_t spare = nb[N];
   for (int64_t t = 0; t < T; ++t)
     for (int q = 0; q < top_k; ++q) {
       const int64_t p = t * top_k + q;
@@ -91,8 +85,9 @@ void rank_layout(const Placement& placement, const Topology& topo, std::span<con
       gp[cg[g]++] = p;
       const bool opens = (n != own) & (seen_n[n] != t);
       seen_n[n] = t;
-      *(opens ? nt + cn[n] : spare) = t;
-      cn[n] += opens;
+      const int64_t at = cn[n];
+      nt[opens ? at : spare] = t;  // a select, not a branch
+      cn[n] = at + opens;
     }
   out.node_tokens.pop_back();
 
