@@ -11,7 +11,7 @@ def test_contract_shapes_and_consistency():
     ZeppEplbPolicy.reset()
     rng = np.random.default_rng(5)
     weight = rng.integers(0, 500, size=(3, 16)).astype(np.float32)
-    phy2log, log2phy, logcnt = ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8)
+    phy2log, log2phy, logcnt = ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8, maps=True)
     assert phy2log.shape == (3, 24) and logcnt.shape == (3, 16)
     assert log2phy.shape == (3, 16, 24 - 16 + 1)  # vLLM's fixed width: redundant experts + 1
     ref = zepp.rebalance_experts(weight, 24, 4, 2, 8, policy="zepp")
@@ -20,6 +20,10 @@ def test_contract_shapes_and_consistency():
     X = ref[1].shape[2]
     np.testing.assert_array_equal(log2phy[:, :, :X], ref[1])
     assert np.all(log2phy[:, :, X:] == -1)
+    # vLLM's legacy contract returns phy2log alone; rebalanced from the installed map given.
+    ZeppEplbPolicy.reset()
+    np.testing.assert_array_equal(ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8), phy2log)
+    np.testing.assert_array_equal(ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8, phy2log), phy2log)
 
 
 def test_classmethod_on_the_class_and_bad_arguments():
@@ -34,13 +38,13 @@ def test_rebalances_from_the_map_it_returned():
     ZeppEplbPolicy.reset()
     rng = np.random.default_rng(9)
     weight = rng.pareto(1.5, size=(4, 64)) * 1000 + 1
-    first = ZeppEplbPolicy.rebalance_experts(weight, 96, 1, 4, 16)[0]
+    first = ZeppEplbPolicy.rebalance_experts(weight, 96, 1, 4, 16)
     drifted = weight * rng.uniform(0.98, 1.02, size=weight.shape)
-    second = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16)[0]
+    second = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16)
     scratch = zepp.rebalance_experts(drifted, 96, 1, 4, 16, policy="zepp")[0]
     # A +-2% drift moves at most 5% of the slots; a from-scratch placement reshuffles more.
     assert np.sum(second != first) <= 0.05 * first.size
     assert np.sum(second != first) <= np.sum(scratch != first)
-    explicit = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16, previous=first)[0]
+    explicit = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16, old_global_expert_indices=first)
     np.testing.assert_array_equal(explicit, second)
     ZeppEplbPolicy.reset()

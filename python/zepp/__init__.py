@@ -20,6 +20,8 @@ except ImportError as e:
         "and add <build>/python to PYTHONPATH, using the interpreter it was built for (/usr/bin/python3)"
     ) from e
 
+__version__ = _zepp.__version__  # CMake's project(VERSION), as `zepp --version` prints it
+
 from ._formats import PLACEMENT_FORMATS, read_placement, read_sglang_stats, write_placement, write_sglang_stats
 from ._placement import rebalance_experts
 from ._routing import Router, route

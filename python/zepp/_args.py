@@ -6,6 +6,8 @@ import resource
 
 import numpy as np
 
+from ._tensors import host
+
 INT32_MAX = 2**31 - 1
 
 
@@ -48,13 +50,13 @@ def fits(nbytes, name, what):
 
 
 def array(value, name, ndim, integer):
-    """`value` (numpy array, list, CPU torch tensor, ...) as a numpy array of `ndim` dimensions.
+    """`value` (numpy array, list, torch tensor on any device, ...) as a numpy array of `ndim`
+    dimensions (a tensor through _tensors.host: CPU ones read in place, others copied to the host).
 
     integer=True requires integer entries (returned as int64), else real numbers (float64); both
-    must be finite. NaN or inf raise, as does anything numpy cannot convert (a CUDA tensor: call
-    .cpu() first)."""
+    must be finite. NaN or inf raise, as does anything numpy cannot convert."""
     try:
-        a = np.asarray(value)
+        a = np.asarray(host(value))
     except Exception as e:  # numpy reports what it could not convert; keep the argument's name
         raise ValueError(f"{name}: expected an array-like convertible by numpy.asarray ({e})") from None
     if a.ndim != ndim:

@@ -5,6 +5,7 @@ import numpy as np
 import _zepp
 
 from ._args import array, count, fits
+from ._tensors import Caller
 
 
 def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus):
@@ -160,12 +161,17 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
             nothing.
         max_moved_bytes: with previous: per-layer budget for weight moves (bytes), trading balance
             for churn; restoring experts of lost ranks may exceed it. None: no budget.
-        return_moves: also return a dict of per-layer numpy arrays: slots_changed, local, nvlink,
+        return_moves: also return a dict of per-layer arrays (weight's kind): slots_changed, local, nvlink,
             nic (slot counts by where the new expert's weights come from), nvlink_bytes, nic_bytes,
             imbalance (expected max / mean GPU load), from_scratch_imbalance, survivors [G'].
 
+    Torch: every array argument may be a torch tensor. A CPU tensor is read in place (no copy); a
+    tensor on a GPU is copied to the host, planned on the CPU, and the results are copied back to
+    its device. Results are then int64 torch tensors on weight's device (numpy arrays for numpy or
+    list input), as DeepSeek's eplb.py returns int64 tensors.
+
     Returns:
-        (phy2log, log2phy, logcnt), int64 numpy arrays, as EPLB returns them:
+        (phy2log, log2phy, logcnt), int64 arrays of weight's kind (above), as EPLB returns them:
         phy2log [layers, num_replicas]: logical expert held by each slot (-1: a lost rank's slot).
         log2phy [layers, num_logical_experts, X]: slots of each expert, -1 padded, with X the most
             replicas any expert has (as SGLang's EPLB; DeepSeek's eplb.py pads to P - E + 1, the
@@ -179,18 +185,20 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         previous / failed_ranks with policy "eplb", of the wrong shape or out of range; too few
         surviving ranks for every expert.
     """
+    caller = Caller(weight)
     stable = previous is not None or failed_ranks is not None or return_moves
     if not stable or policy != "zepp":
         if stable:
             raise ValueError(f"policy: previous, failed_ranks and return_moves need policy 'zepp', got {policy!r}")
         phy2log, log2phy, logcnt = placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
-        return phy2log, log2phy[:, :, : int(logcnt.max())].copy(), logcnt
+        return caller.give_all((phy2log, log2phy[:, :, : int(logcnt.max())].copy(), logcnt))
     w, P, _, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus)
     phy2log, survivors, moves, imbalance = _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes,
                                                            max_moved_bytes)
     log2phy, logcnt = _maps(phy2log, w.shape[1])
+    maps = caller.give_all((phy2log, log2phy, logcnt))
     if not return_moves:
-        return phy2log, log2phy, logcnt
+        return maps
     report = {
         "slots_changed": moves[:, 0].astype(np.int64),
         "local": moves[:, 1].astype(np.int64),
@@ -200,6 +208,6 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         "nic_bytes": moves[:, 5],
         "imbalance": imbalance[:, 0],
         "from_scratch_imbalance": imbalance[:, 1],
-        "survivors": survivors,
+        "survivors": np.asarray(survivors, dtype=np.int64),
     }
-    return phy2log, log2phy, logcnt, report
+    return (*maps, {name: caller.give(value) for name, value in report.items()})

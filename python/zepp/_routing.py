@@ -1,12 +1,14 @@
 """Zepp's locality-preferred token routing for one MoE layer."""
 
 import math
+import sys
 
 import numpy as np
 
 import _zepp
 
 from ._args import array, count, fits
+from ._tensors import Caller, host, is_tensor
 
 
 def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
@@ -38,7 +40,8 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
 
 def _ids(value, name, ndim):
     """`value` itself when it is a C-contiguous int32/int64 numpy array of `ndim` dimensions (no
-    copy), else converted as `array` does (int64, a copy)."""
+    copy; a CPU torch tensor's numpy view is one), else converted as `array` does (int64, a copy)."""
+    value = host(value)
     if (isinstance(value, np.ndarray) and value.ndim == ndim and value.dtype in (np.int32, np.int64)
             and value.flags.c_contiguous):
         return value
@@ -79,14 +82,20 @@ class Router:
             out: optional C-contiguous [T, k] array of topk_ids' dtype to write the result into
                 (reusing one across calls saves allocating and faulting in fresh pages).
 
+        Torch: topk_ids, src_rank and out may be torch tensors. CPU int32/int64 contiguous
+        tensors are read and written in place (no copy); tensors on a GPU are copied to the host,
+        routed there, and the result is copied back to topk_ids' device (into `out` when given).
+
         Returns:
-            [T, k] numpy array of topk_ids' dtype (int64 when it was converted), `out` when given:
-            the slot of each pair, on GPU slot // (num_slots / num_gpus).
+            [T, k] array of topk_ids' kind and dtype (int64 when it was converted; a torch tensor
+            on topk_ids' device for a tensor), `out` when given: the slot of each pair, on GPU
+            slot // (num_slots / num_gpus).
 
         Raises:
             ValueError naming topk_ids, src_rank or out: wrong dimensions, lengths or dtype, k = 0,
             non-integer entries, ids or ranks out of range (the first offending entry is named).
         """
+        caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
         src = _ids(src_rank, "src_rank", 1)
         T, k = ids.shape
@@ -94,14 +103,23 @@ class Router:
             raise ValueError("topk_ids: expected k >= 1 columns, got shape (T, 0)")
         if src.shape[0] != T:
             raise ValueError(f"src_rank: expected one rank per token ({T}), got {src.shape[0]}")
+        if is_tensor(out):
+            if out.device.type != "cpu":  # routed on the host, then copied into out
+                if tuple(out.shape) != (T, k) or out.is_floating_point() or out.is_complex():
+                    raise ValueError(f"out: expected an integer tensor of shape {(T, k)}, "
+                                     f"got {out.dtype} {tuple(out.shape)}")
+                return out.copy_(sys.modules["torch"].from_numpy(self.route(ids, src)))
+            tensor_out, out = out, host(out)
+            self.route(ids, src, out)
+            return tensor_out
         if out is None:
-            out = np.empty((T, k), dtype=ids.dtype)
+            out = np.empty((T, k), dtype=ids.dtype)  # a CPU tensor caller gets it without a copy
         elif not (isinstance(out, np.ndarray) and out.shape == (T, k) and out.dtype == ids.dtype
                   and out.flags.c_contiguous and out.flags.writeable):
             raise ValueError(f"out: expected a writeable C-contiguous {ids.dtype} array of shape {(T, k)}")
-        if T == 0:
-            return out
-        return self._core.route(ids, src, out, self.threads)
+        if T > 0:
+            self._core.route(ids, src, out, self.threads)
+        return caller.give(out)
 
     # Per-rank planning (issue 20): in a serving engine each EP rank holds only its own tokens.
     # Per layer, every rank calls count(), the rows are all-gathered into counts [G, E] (the
@@ -109,6 +127,7 @@ class Router:
     # plan(counts) and gets the same plan, and each routes its own tokens with route_rank().
     # Concatenated over ranks the slots equal `route` on all tokens at once (src_rank = each
     # token's rank), bit for bit; the proof is in src/routing/router.hpp.
+    # All three take torch tensors too (CPU ones read in place) and return the caller's kind.
 
     def count(self, topk_ids, out=None):
         """This rank's pairs per logical expert: its row of the metadata all-gather.
@@ -125,6 +144,7 @@ class Router:
             ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1)
             or out.
         """
+        caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
         if out is None:
             out = np.empty(self.num_experts, dtype=np.int64)
@@ -133,7 +153,7 @@ class Router:
             raise ValueError(f"out: expected a writeable C-contiguous int64 array of shape ({self.num_experts},)")
         if ids.shape[1] == 0:
             raise ValueError("topk_ids: expected k >= 1 columns, got shape (T, 0)")
-        return self._core.count(ids, out)
+        return caller.give(self._core.count(ids, out))
 
     def plan(self, counts, out=None):
         """The count-level plan (paper §4.1 equation (1), §5) from every rank's counts.
@@ -152,7 +172,8 @@ class Router:
         Raises:
             ValueError naming counts (shape, non-integer or negative entries) or out.
         """
-        c = counts
+        caller = Caller(counts)
+        c = host(counts)
         if not (isinstance(c, np.ndarray) and c.dtype == np.int64 and c.flags.c_contiguous):
             c = array(counts, "counts", 2, integer=True)
         shape = (self.num_gpus, self.num_experts)
@@ -164,7 +185,7 @@ class Router:
                   and out.dtype == np.int64 and out.flags.c_contiguous and out.flags.writeable):
             raise ValueError(f"out: expected a writeable C-contiguous int64 array of shape "
                              f"{(self.num_slots, self.num_gpus)}")
-        return self._core.plan(c, out)
+        return caller.give(self._core.plan(c, out))
 
     def route_rank(self, topk_ids, rank, plan, out=None):
         """The slot serving every (token, k) pair of one rank's own tokens.
@@ -184,9 +205,10 @@ class Router:
             ValueError naming rank, topk_ids, plan or out; "counts: more/fewer tokens for
             (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
         """
+        caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
         r = count(rank, "rank", minimum=0, maximum=self.num_gpus - 1)
-        m = plan
+        m = host(plan)
         if not (isinstance(m, np.ndarray) and m.dtype == np.int64 and m.flags.c_contiguous):
             m = array(plan, "plan", 2, integer=True)
         if m.shape != (self.num_slots, self.num_gpus):
@@ -200,7 +222,7 @@ class Router:
         elif not (isinstance(out, np.ndarray) and out.shape == (T, k) and out.dtype == ids.dtype
                   and out.flags.c_contiguous and out.flags.writeable):
             raise ValueError(f"out: expected a writeable C-contiguous {ids.dtype} array of shape {(T, k)}")
-        return self._core.route_rank(ids, r, m, out)
+        return caller.give(self._core.route_rank(ids, r, m, out))
 
 
 def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
@@ -227,9 +249,13 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
         balance_slack: C of equation (1), in [0, 1): 0 forces exactly balanced replicas (up to
             integer rounding), larger values allow more local routing.
 
+    Torch: every array argument may be a torch tensor (CPU ones read without a copy; GPU ones
+    copied to the host, the result copied back to topk_ids' device).
+
     Returns:
-        [T, k] int64 numpy array: the slot serving each (token, k) pair; its GPU is
-        slot // (P / num_gpus). phy2log[slot] == topk_ids[t, j] for every id other than -1.
+        [T, k] int64 array of topk_ids' kind (a torch tensor on its device for a tensor, else
+        numpy): the slot serving each (token, k) pair; its GPU is slot // (P / num_gpus).
+        phy2log[slot] == topk_ids[t, j] for every id other than -1.
 
     Raises:
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks
@@ -237,4 +263,4 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
     """
     ids = array(topk_ids, "topk_ids", 2, integer=True)  # int64: this function's result type
     src = array(src_rank, "src_rank", 1, integer=True)
-    return Router(phy2log, num_nodes, num_gpus, balance_slack).route(ids, src)
+    return Caller(topk_ids).give(Router(phy2log, num_nodes, num_gpus, balance_slack).route(ids, src))

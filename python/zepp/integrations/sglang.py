@@ -20,7 +20,7 @@ import numpy as np
 from .._args import array, count
 from .._formats import write_placement
 from .._placement import rebalance_experts
-from ._tensors import like, to_numpy
+from .._tensors import Caller, host
 
 # zepp.rebalance_experts' argument names in its ValueErrors, and SGLang's for the same thing.
 _SGLANG_NAMES = {"weight": "tokens_per_expert", "num_replicas": "num_physical_experts",
@@ -44,10 +44,10 @@ def _sizes(num_physical_experts, num_local_physical_experts, num_nodes):
 def _failed(failed_ranks, active_ranks, ranks):
     """Lost ranks as a sorted list, from failed_ranks (ids) or SGLang's active_ranks mask."""
     if active_ranks is None:
-        return None if failed_ranks is None else sorted(int(r) for r in array(to_numpy(failed_ranks), "failed_ranks", 1, True))
+        return None if failed_ranks is None else sorted(int(r) for r in array(host(failed_ranks), "failed_ranks", 1, True))
     if failed_ranks is not None:
         raise ValueError("active_ranks: give either active_ranks (SGLang's mask) or failed_ranks (rank ids), not both")
-    mask = to_numpy(active_ranks)
+    mask = np.asarray(host(active_ranks))
     if mask.dtype == bool:
         mask = mask.astype(np.int64)
     mask = array(mask, "active_ranks", 1, integer=True)
@@ -117,8 +117,9 @@ class ZeppSglangEplb:
 
         Returns:
             (physical_to_logical_map [layers, P], logical_to_all_physical_map [layers, E, X],
-            expert_count [layers, E]) as int64 CPU torch tensors when tokens_per_expert is a
-            tensor, else numpy arrays. X is the most replicas of any expert (SGLang pads it to P).
+            expert_count [layers, E]) as int64 torch tensors on tokens_per_expert's device when it
+            is a tensor (a GPU tensor is copied to the host for planning, the results back), else
+            numpy arrays. X is the most replicas of any expert (SGLang pads it to P).
             A lost rank's slots hold expert 0 in physical_to_logical_map, as in SGLang's elastic
             EP, and appear in neither of the other two. With return_moves, the report fourth.
 
@@ -128,7 +129,7 @@ class ZeppSglangEplb:
             or with ids outside [0, E); failed_ranks / active_ranks out of range, repeated, both
             given, or leaving too few slots for every expert.
         """
-        tokens = to_numpy(tokens_per_expert)
+        tokens = np.asarray(host(tokens_per_expert))
         if tokens.ndim == 3:
             tokens = array(tokens, "tokens_per_expert", 3, integer=False).sum(axis=0)
         elif tokens.ndim != 2:
@@ -146,7 +147,7 @@ class ZeppSglangEplb:
         if previous is None and cls.stable:
             previous = cls._current.get(key)
         if previous is not None:
-            previous = array(to_numpy(previous), "previous", 2, integer=True)
+            previous = array(host(previous), "previous", 2, integer=True)
             if previous.shape == (L, P) and failed:  # a lost rank's slots: ignored, any valid id
                 lost = np.zeros(P, dtype=bool)
                 for r in failed:
@@ -169,7 +170,7 @@ class ZeppSglangEplb:
         phy2log = np.where(phy2log < 0, 0, phy2log)  # SGLang's elastic EP: a lost rank's slots hold expert 0
         if cls.stable:
             cls._current[key] = phy2log.copy()
-        maps = like(tokens_per_expert, (phy2log, log2phy, logcnt))
+        maps = Caller(tokens_per_expert).give_all((phy2log, log2phy, logcnt))
         return (*maps, moves) if return_moves else maps
 
     @staticmethod
@@ -195,7 +196,7 @@ class ZeppSglangEplb:
             ValueError naming the argument: S not dividing P, failed_ranks out of range or
             repeated, a row missing an expert (e.g. one whose only replicas were on a failed rank).
         """
-        phy = array(to_numpy(physical_to_logical_map), "physical_to_logical_map", 2, integer=True)
+        phy = array(host(physical_to_logical_map), "physical_to_logical_map", 2, integer=True)
         L, P = phy.shape
         if L == 0 or P == 0:
             raise ValueError(f"physical_to_logical_map: expected a non-empty [layers, slots] array, got shape {phy.shape}")
@@ -205,7 +206,7 @@ class ZeppSglangEplb:
         ranks = P // S
         lost = []
         if failed_ranks is not None:
-            lost = array(to_numpy(failed_ranks), "failed_ranks", 1, integer=True).tolist()
+            lost = array(host(failed_ranks), "failed_ranks", 1, integer=True).tolist()
             if any(r < 0 or r >= ranks for r in lost) or len(set(lost)) != len(lost):
                 raise ValueError(f"failed_ranks: expected distinct rank ids in [0, {ranks}), got {lost}")
         keep = [r for r in range(ranks) if r not in lost]
