@@ -5,6 +5,7 @@
 
 PYBIND11_MODULE(_zepp, m) {
   m.doc() = "Compiled core of the zepp package; use `import zepp`, which documents and validates every call.";
+  m.attr("__version__") = ZEPP_VERSION;  // project(VERSION) of the top-level CMakeLists.txt
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
