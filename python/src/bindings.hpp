@@ -32,5 +32,6 @@ void bind_placement(pb::module_& m);
 void bind_routing(pb::module_& m);
 void bind_formats(pb::module_& m);
 void bind_simulate(pb::module_& m);
+void bind_trace(pb::module_& m);
 
 }  // namespace zepp::py

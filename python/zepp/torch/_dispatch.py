@@ -1,0 +1,250 @@
+"""Dispatch and combine of one MoE layer's activations between EP ranks, along a placement.
+
+Every rank calls `dispatch` with its own tokens, computes the experts of its slots on the rows it
+received (`Batch`), and calls `combine` with those partial outputs; every rank makes the same
+sequence of collective calls whatever its tokens, so ranks with no tokens take part too.
+
+Flat (a2av, eplb; docs/baselines/a2av.md): one row per (token, k) pair, sent from the token's rank
+straight to the serving rank; the weighted expert output of each pair returns the same way.
+
+Zepp (paper §5, "locality-preferred dispatch" with hierarchical forwarding and per-node
+pre-reduction), with the slots of `_routing.zepp_slots`:
+  A. A token goes once to each rank of its own node that serves some of its pairs, and once to
+     each other node that serves some of them: to that node's entry rank, the rank with the same
+     local index as the token's rank (rail-aligned, one NIC crossing). The row carries the token,
+     the gate weights and the global slots of the pairs it covers (-1 for the others).
+  B. An entry rank keeps the pairs on its own slots and forwards the token, once per rank, to the
+     other ranks of its node serving the rest (intra-node link).
+  C. Every rank sends back, per row, the gate-weighted sum of its pairs' expert outputs: to the
+     token's rank for rows from its own node, to the entry rank for forwarded rows.
+  D. An entry rank adds the partial sums of its node for each remote token (its own included) and
+     sends one row per (token, node) back across nodes.
+Invariant (why the output is exact up to float addition order): every (token, k) pair is counted
+in exactly one row's slot columns at exactly one compute rank: A splits a token's pairs by
+serving rank (own node) or serving node (others) and masks each row to its part; B splits an
+entry row's pairs by serving rank of the node and masks likewise; C and D return each pair's
+weighted output along the reverse of the path it came, added once at each hop.
+
+Tensors stay on the hidden states' device; only the routing (integer ids) is planned on the CPU.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+import torch
+
+from .._args import array
+from ._exchange import Exchange
+from ._routing import even_slots, make_router, zepp_slots
+
+STRATEGIES = ("a2av", "eplb", "zepp")
+
+Batch = namedtuple("Batch", "hidden gates local_slots state")
+Batch.__doc__ = """Rows this rank computes: hidden [n, H], gates [n, c] and local_slots [n, c] (slot of
+this rank in [0, S) serving the pair, -1 for a column this rank does not serve); state: what
+combine needs (return addresses)."""
+
+
+class Dispatcher:
+    """Dispatch and combine for one MoE layer placement and strategy on the ranks of `group`.
+
+    Args:
+        phy2log: [P] logical expert of each slot (one row of rebalance_experts' phy2log, any
+            array or tensor); slot p is on rank p // (P / world). For "a2av" give the contiguous
+            placement (slot p holds expert p, P = E).
+        num_nodes: nodes; the world size must be a multiple; rank r is on node r // (world / num_nodes).
+        strategy: "a2av", "eplb" (flat dispatch, route_even over replicas) or "zepp" (locality
+            routing planned per rank, hierarchical dispatch, per-node pre-reduction).
+        group: torch.distributed process group (default: the world).
+        balance_slack: Zepp's C of eq. (1), in [0, 1).
+
+    Raises:
+        ValueError naming the argument: an unknown strategy, slots not dividing over the ranks,
+        ranks not dividing over the nodes, an expert without a slot.
+    """
+
+    def __init__(self, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1):
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        phy = array(phy2log, "phy2log", 1, integer=True)
+        import torch.distributed as dist
+
+        world = dist.get_world_size(group)
+        if num_nodes < 1 or world % num_nodes:
+            raise ValueError(f"num_nodes: expected a divisor of the {world} ranks, got {num_nodes}")
+        if phy.size == 0 or phy.size % world:
+            raise ValueError(f"phy2log: expected a positive multiple of the {world} ranks of slots, got {phy.size}")
+        self.strategy, self.phy2log, self.num_nodes = strategy, phy, num_nodes
+        self.exchange = Exchange(world // num_nodes, group)
+        self.rank, self.world, self.gpn = self.exchange.rank, world, world // num_nodes
+        self.slots_per_rank = phy.size // world
+        self.num_experts = int(phy.max()) + 1
+        self.router = make_router(phy, num_nodes, world, balance_slack) if strategy == "zepp" else None
+        if self.router is None and np.setdiff1d(np.arange(self.num_experts), phy).size:
+            raise ValueError(f"phy2log: every expert of [0, {self.num_experts}) needs a slot")
+
+    @property
+    def local_experts(self):
+        """[S] logical expert of each of this rank's slots."""
+        S = self.slots_per_rank
+        return self.phy2log[self.rank * S:(self.rank + 1) * S]
+
+    @property
+    def traffic(self):
+        return self.exchange.traffic
+
+    def route(self, topk_ids):
+        """[T, k] int64 numpy: the global slot serving each pair of this rank's tokens."""
+        ids = array(topk_ids, "topk_ids", 2, integer=True)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_experts):
+            raise ValueError(f"topk_ids: expected expert ids in [0, {self.num_experts}), got "
+                             f"[{ids.min()}, {ids.max()}]")
+        if self.strategy == "zepp":
+            return zepp_slots(self.router, ids, self.exchange)
+        return even_slots(self.phy2log, ids, self.rank)
+
+    def dispatch(self, hidden, topk_ids, topk_weights):
+        """Send this rank's tokens along the plan; returns the Batch of rows to compute here.
+
+        Args:
+            hidden: [T, H] floating hidden states of this rank's tokens (any device; NCCL needs CUDA).
+            topk_ids: [T, k] logical expert ids (tensor or array).
+            topk_weights: [T, k] gate weights (tensor of hidden's dtype or convertible).
+        """
+        if hidden.dim() != 2:
+            raise ValueError(f"hidden: expected [tokens, hidden], got shape {tuple(hidden.shape)}")
+        T, H = hidden.shape
+        slots = self.route(topk_ids)
+        if slots.shape[0] != T:
+            raise ValueError(f"topk_ids: expected one row per token ({T}), got {slots.shape[0]}")
+        weights = torch.as_tensor(topk_weights, dtype=hidden.dtype, device=hidden.device)
+        if tuple(weights.shape) != slots.shape:
+            raise ValueError(f"topk_weights: expected shape {slots.shape} (as topk_ids), got {tuple(weights.shape)}")
+        self._shape = (T, H, hidden.dtype, hidden.device)
+        self._entry = []  # zepp: the rows this rank received as its node's entry rank (step D)
+        if self.strategy == "zepp":
+            return self._dispatch_zepp(hidden, weights, slots)
+        return self._dispatch_flat(hidden, weights, slots)
+
+    # Rows: float [n, H + c] = token ⊕ c gate weights; int64 [n, 2 + c] = (index, origin rank, c global slots).
+    def _rows(self, hidden, gates, t, slot_cols):
+        dev = hidden.device
+        t_dev = torch.from_numpy(t).to(dev)
+        head = np.stack([t, np.full_like(t, self.rank)], axis=1)
+        meta = torch.from_numpy(np.concatenate([head, slot_cols], axis=1)).to(dev)
+        return torch.cat([hidden[t_dev], gates], dim=1), meta
+
+    def _dispatch_flat(self, hidden, weights, slots):
+        T, k = slots.shape
+        dst = slots // self.slots_per_rank
+        rows = {}
+        for d in np.unique(dst):
+            t, j = np.nonzero(dst == d)
+            gates = weights[torch.from_numpy(t).to(hidden.device), torch.from_numpy(j).to(hidden.device)]
+            rows[int(d)] = self._rows(hidden, gates.unsqueeze(1), t, slots[t, j][:, None])
+        received = self.exchange.send(rows, hidden.shape[1] + 1, 3, hidden.dtype, hidden.device)
+        return self._batch([(src, f, i, src, 0) for src, (f, i) in sorted(received.items())], hidden.shape[1])
+
+    def _dispatch_zepp(self, hidden, weights, slots):
+        T, k = slots.shape
+        S, gpn, me = self.slots_per_rank, self.gpn, self.rank
+        dst = slots // S
+        node = dst // gpn
+        my_node = me // gpn
+        rows = {}
+        # A: per rank of this node, per other node (to its entry rank), the tokens with pairs there.
+        for d in range(my_node * gpn, (my_node + 1) * gpn):
+            rows[d] = self._masked(hidden, weights, slots, dst == d)
+        for n in range(self.num_nodes):
+            if n != my_node:
+                rows[n * gpn + me % gpn] = self._masked(hidden, weights, slots, node == n)
+        rows = {d: r for d, r in rows.items() if r is not None}
+        H = hidden.shape[1]
+        received = self.exchange.send(rows, H + k, 2 + k, hidden.dtype, hidden.device)
+        compute, forward, entry = [], {}, []
+        for src, (f, i) in sorted(received.items()):
+            if src // gpn == my_node:  # from this node: every pair in the row is served here
+                compute.append((src, f, i, src, 0))
+                continue
+            # An entry row: keep the pairs of this rank, forward the others within the node (B).
+            base = sum(e[1].shape[0] for e in entry)
+            entry.append((src, f, i))
+            index = np.arange(base, base + f.shape[0])
+            slot_cols = i[:, 2:].cpu().numpy()
+            owner = np.where(slot_cols >= 0, slot_cols // S, -1)
+            for d in range(my_node * gpn, (my_node + 1) * gpn):
+                mine = owner == d
+                has = mine.any(axis=1)
+                if not has.any():
+                    continue
+                cols = np.where(mine, slot_cols, -1)[has]
+                part_f = f[torch.from_numpy(has).to(f.device)]
+                part_i = torch.cat([torch.from_numpy(np.stack([index[has], np.full(int(has.sum()), me)], axis=1)),
+                                    torch.from_numpy(cols)], dim=1).to(f.device)
+                if d == me:
+                    compute.append((me, part_f, part_i, me, 1))
+                else:
+                    forward[d] = (torch.cat([forward[d][0], part_f]), torch.cat([forward[d][1], part_i])) \
+                        if d in forward else (part_f, part_i)
+        forwarded = self.exchange.send(forward, H + k, 2 + k, hidden.dtype, hidden.device)
+        for src, (f, i) in sorted(forwarded.items()):
+            compute.append((src, f, i, src, 1))
+        self._entry = entry
+        return self._batch(compute, H)
+
+    def _masked(self, hidden, weights, slots, pairs):
+        """Rows of the tokens with some pair in `pairs` ([T, k] bool), slot columns masked to them."""
+        has = pairs.any(axis=1)
+        if not has.any():
+            return None
+        t = np.flatnonzero(has)
+        return self._rows(hidden, weights[torch.from_numpy(t).to(hidden.device)], t, np.where(pairs, slots, -1)[has])
+
+    def _batch(self, parts, H):
+        """The rows to compute and, per row, where its partial output returns: (rank, kind, index),
+        kind 0 = into the token's output at its rank, 1 = into an entry rank's per-node sum."""
+        dtype, device = self._shape[2], self._shape[3]
+        if not parts:
+            empty = torch.empty((0, H), dtype=dtype, device=device)
+            return Batch(empty, empty[:, :0], torch.empty((0, 0), dtype=torch.int64, device=device), [])
+        f = torch.cat([p[1] for p in parts])
+        i = torch.cat([p[2] for p in parts])
+        S = self.slots_per_rank
+        slots = i[:, 2:]
+        local = torch.where(slots >= 0, slots - self.rank * S, torch.full_like(slots, -1))
+        state = [(p[3], p[4], p[2][:, 0]) for p in parts]  # per part: return rank, kind, indices
+        return Batch(f[:, :H], f[:, H:], local, state)
+
+    def combine(self, batch, partial):
+        """Return the partial outputs [n, H] of `batch`'s rows (gate-weighted sums of their pairs'
+        expert outputs) to the tokens' ranks; returns this rank's combined output [T, H]."""
+        T, H, dtype, device = self._shape
+        if tuple(partial.shape) != (batch.hidden.shape[0], H):
+            raise ValueError(f"partial: expected shape {(batch.hidden.shape[0], H)}, got {tuple(partial.shape)}")
+        out = torch.zeros((T, H), dtype=dtype, device=device)
+        rows, start = {}, 0
+        for rank, kind, index in batch.state:  # C: back to the token's rank or to the entry rank
+            n = index.shape[0]
+            meta = torch.stack([torch.full_like(index, kind), index], dim=1)
+            f = partial[start:start + n]
+            rows[rank] = (torch.cat([rows[rank][0], f]), torch.cat([rows[rank][1], meta])) if rank in rows else (f, meta)
+            start += n
+        received = self.exchange.send(rows, H, 2, dtype, device)
+        entry_rows = sum(e[1].shape[0] for e in getattr(self, "_entry", [])) if self.strategy == "zepp" else 0
+        node_sum = torch.zeros((entry_rows, H), dtype=dtype, device=device)
+        for _, (f, meta) in sorted(received.items()):
+            final = meta[:, 0] == 0
+            out.index_add_(0, meta[final, 1], f[final])
+            node_sum.index_add_(0, meta[~final, 1], f[~final])
+        if self.strategy != "zepp":
+            return out
+        back, start = {}, 0  # D: one row per (token, node) back across nodes
+        for src, f, i in self._entry:
+            n = f.shape[0]
+            meta = torch.stack([torch.zeros_like(i[:, 0]), i[:, 0]], dim=1)
+            back[src] = (node_sum[start:start + n], meta)
+            start += n
+        for _, (f, meta) in sorted(self.exchange.send(back, H, 2, dtype, device).items()):
+            out.index_add_(0, meta[:, 1], f)
+        self._entry = []
+        return out
