@@ -63,3 +63,32 @@ def test_dispatcher_route():
     assert other_node(zepp_row) < other_node(even_row)
     received = next(l for l in lines if l.startswith("pairs received"))
     assert sum(json.loads(received.split(":", 1)[1])) == 8 * 64 * 6
+
+
+def test_vllm_policy(shared_dir):
+    import pytest
+
+    pytest.importorskip("torch", reason="python3-torch is not installed")
+    text = run_example("vllm_policy.py", "--trace", shared_dir / "data/traces/mixtral-8x7b-gsm8k", "--ranks", 4,
+                       "--nodes", 2, "--extra-slots", 1, "--rebalances", 3)
+    rows = [line.split() for line in text.splitlines()[2:]]
+    assert len(rows) == 3
+    for _, imbalance, changed, scratch in rows:
+        assert 1.0 <= float(imbalance) and int(changed) <= int(scratch)
+
+
+def test_sglang_eplb_hook(tmp_path, shared_dir):
+    import pytest
+
+    torch = pytest.importorskip("torch", reason="python3-torch is not installed")
+    case = json.loads((shared_dir / "data/eplb/reference-cases.json").read_text())["cases"][0]
+    counts = torch.tensor(case["weight"], dtype=torch.int32)  # 26 layers x 64 experts
+    torch.save({"rank": 0, "logical_count": torch.stack([counts // 2, counts - counts // 2])}, tmp_path / "dump.pt")
+    out = tmp_path / "init.json"
+    text = run_example("sglang_eplb_hook.py", tmp_path / "dump.pt", "--ranks", 16, "--nodes", 2, "--output", out)
+    layer_ids, phy2log = zepp.read_placement(out, "sglang")
+    np.testing.assert_array_equal(phy2log, zepp.rebalance_experts(counts.numpy(), 96, 1, 2, 16, policy="zepp")[0])
+    assert "--ep-size 16 --ep-num-redundant-experts 32" in text
+    moved = next(line for line in text.splitlines() if line.startswith("rebalance after"))
+    changed, scratch = int(moved.split()[5]), int(moved.split()[-1].rstrip(")"))
+    assert changed < scratch

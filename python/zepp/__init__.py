@@ -3,13 +3,19 @@
 The compiled extension `_zepp` is built by CMake into <build>/python; put that folder and this
 package's parent on the path: PYTHONPATH=<build>/python:<source>/python (python/README.md).
 
-Functions (all take numpy arrays or anything numpy.asarray accepts, return int64/float64 numpy
-arrays, and raise ValueError naming the argument, file or field on bad input):
+Functions (all take numpy arrays, anything numpy.asarray accepts, or torch tensors on any device;
+return int64/float64 arrays of the caller's kind -- torch tensors on the input's device for a
+tensor, numpy otherwise (zepp/_tensors.py); raise ValueError naming the argument, file or field
+on bad input):
   rebalance_experts  DeepSeek EPLB's contract, policy "eplb" or "zepp" (paper §4.1)
   route              per-(token, k) replica choice (paper §4.1 equation (1), §5)
   Router             the same bound to one layer's placement, for every forward pass (no copies, no GIL)
   simulate           one MoE layer under each strategy: the figures of `zepp simulate --format json`
   read_sglang_stats / write_sglang_stats, read_placement / write_placement   serving-engine files
+  read_expert_load   [L, E] load from SGLang recorder dumps (.pt, JSON) or vLLM's load window (.pt)
+  read_trace         a real routing trace's per-token selections, layer by layer
+  model_preset       a model's shape as `zepp simulate --model` knows it
+  zepp.torch         (import it) torch.distributed dispatch and combine along Zepp's plan
 """
 
 try:
@@ -22,15 +28,20 @@ except ImportError as e:
 
 __version__ = _zepp.__version__  # CMake's project(VERSION), as `zepp --version` prints it
 
+from ._loads import read_expert_load
 from ._formats import PLACEMENT_FORMATS, read_placement, read_sglang_stats, write_placement, write_sglang_stats
 from ._placement import rebalance_experts
 from ._routing import Router, route
 from ._simulate import simulate
+from ._trace import model_preset, read_trace
 
 __all__ = [
     "PLACEMENT_FORMATS",
+    "model_preset",
+    "read_expert_load",
     "read_placement",
     "read_sglang_stats",
+    "read_trace",
     "rebalance_experts",
     "route",
     "Router",

@@ -1,0 +1,72 @@
+"""Engines' expert load statistics (SGLang recorder dumps .pt and JSON, vLLM's load window) read
+from Python (zepp.read_expert_load) and, through `python3 -m zepp.loads`, by the zepp CLI."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="python3-torch is not installed (scripts/install-deps.sh installs it)")
+
+import zepp  # noqa: E402
+
+COUNTS = torch.tensor([[[3, 0, 1, 2], [0, 5, 0, 1]], [[1, 1, 0, 0], [2, 0, 2, 0]]], dtype=torch.int32)  # [2 steps, 2 L, 4 E]
+
+
+def test_sglang_stat_dump_and_json(tmp_path):
+    torch.save({"rank": 0, "logical_count": COUNTS, "average_utilization_rate_over_window": None}, tmp_path / "d.pt")
+    load = zepp.read_expert_load(tmp_path / "d.pt")
+    np.testing.assert_array_equal(load, [[4, 1, 1, 2], [2, 5, 2, 1]])
+    zepp.write_sglang_stats(tmp_path / "s.json", load)
+    np.testing.assert_array_equal(zepp.read_expert_load(tmp_path / "s.json"), load)
+
+
+def test_sglang_per_pass_dump_folds_physical_counts(tmp_path):
+    phy2log = torch.tensor([[0, 1, 2, 3, 0, 1], [3, 2, 1, 0, 3, 2]])  # [L, P = 6]
+    records = [{"forward_pass_id": i, "rank": 0, "gatherer_key": "primary",
+                "global_physical_count": torch.tensor([[1, 0, 2, 0, 3, 1], [0, 1, 0, 0, 2, 2]]) * (i + 1)}
+               for i in range(2)]
+    torch.save({"records": records, "last_physical_to_logical_map": phy2log}, tmp_path / "p.pt")
+    load = zepp.read_expert_load(tmp_path / "p.pt")
+    np.testing.assert_array_equal(load, [[12, 3, 6, 0], [0, 0, 9, 6]])  # slot counts x 3 passes, folded
+
+
+def test_vllm_load_window_logical_and_physical(tmp_path):
+    torch.save(COUNTS.double(), tmp_path / "w.pt")  # load_window_cpu [samples, L, E]
+    np.testing.assert_array_equal(zepp.read_expert_load(tmp_path / "w.pt"), COUNTS.sum(0).numpy())
+    physical = torch.ones(3, 1, 4)  # [samples, L, P = 4] over a map holding expert 1 twice
+    torch.save({"expert_load_window": physical, "physical_to_logical_map": torch.tensor([[0, 1, 2, 1]])},
+               tmp_path / "v.pt")
+    np.testing.assert_array_equal(zepp.read_expert_load(tmp_path / "v.pt"), [[3, 6, 3]])
+    with pytest.raises(ValueError, match="w.pt: load window: expected a 3-D array"):
+        torch.save(COUNTS[0], tmp_path / "w.pt")
+        zepp.read_expert_load(tmp_path / "w.pt")
+    (tmp_path / "bad.pt").write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match="bad.pt: cannot read as a torch.save file"):
+        zepp.read_expert_load(tmp_path / "bad.pt")
+
+
+def test_cli_reads_a_converted_recorder_dump(tmp_path):
+    binary = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
+    if not binary.is_file():
+        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
+    counts = torch.randint(0, 50, (3, 2, 8), dtype=torch.int32)  # Mixtral's 8 experts
+    torch.save({"rank": 0, "logical_count": counts}, tmp_path / "dump.pt")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "dump.pt", "-o", tmp_path / "load.json"],
+                   check=True, env=env)
+    doc = json.loads((tmp_path / "load.json").read_text())
+    assert doc["num_experts"] == 8 and doc["expert_usage_by_layer"]["1"]["3"] == int(counts[:, 1, 3].sum())
+    out = tmp_path / "placement.json"
+    subprocess.run([binary, "place", "--policy", "zepp", "--trace", tmp_path / "load.json", "--model", "mixtral-8x7b",
+                    "--nodes", "2", "--gpus-per-node", "2", "--extra-slots", "1",
+                    "--output-format", "sglang", "--output", out], check=True)
+    ids, phy2log = zepp.read_placement(out, "sglang")
+    assert phy2log.shape == (2, 4 * (2 + 1))
+    bad = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "missing.pt"], capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == 2 and "missing.pt: expected an existing statistics file" in bad.stderr

@@ -1,0 +1,155 @@
+"""Expert load statistics as serving engines record them, read into [layers, E] loads.
+
+Sources (facts from the engines' code, looked up for issue 22; no code of theirs is used):
+- SGLang statistics JSON {"logical_count": [steps, L, E] or [L, E]} (read_sglang_stats).
+- SGLang's expert-distribution recorder dumps (`torch.save` files, python/sglang/srt/eplb/
+  expert_distribution.py): mode "stat" writes expert_distribution_recorder_<time>.pt holding
+  {"rank", "logical_count": [buffered steps, L, E] int tensor (summed over ranks),
+  "average_utilization_rate_over_window"}; modes "per_pass"/"per_token" write one file per rank
+  {"records": [{"forward_pass_id", "rank", "gatherer_key", "global_physical_count": [L, P], ...}],
+  "last_physical_to_logical_map": [L, P]}: physical counts, folded here onto logical experts
+  through that map (exact when the placement did not change during the recording).
+- vLLM's expert-load window: the policy context's load_window_cpu [samples, L, E] (logical, oldest
+  first), saved with torch.save as a tensor or as {"load_window_cpu": tensor}; the older
+  EplbState.expert_load_window [samples, L, P] counts physical slots: give its
+  physical_to_logical_map (or save {"expert_load_window": ..., "physical_to_logical_map": ...}).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from ._args import array
+from ._formats import _path, read_sglang_stats
+
+
+def _fold(physical, phy2log, name):
+    """[L, P] physical counts -> [L, E] logical through phy2log [L, P]."""
+    phy = array(phy2log, name, 2, integer=True)
+    if phy.shape != physical.shape:
+        raise ValueError(f"{name}: expected a [layers, slots] map of shape {physical.shape} (as the counts), got {phy.shape}")
+    if phy.min() < 0:
+        raise ValueError(f"{name}: expected expert ids >= 0, got {phy.min()}")
+    E = int(phy.max()) + 1
+    out = np.zeros((physical.shape[0], E))
+    for layer in range(physical.shape[0]):
+        np.add.at(out[layer], phy[layer], physical[layer])
+    return out
+
+
+def _window(window, phy2log, where):
+    """[samples, L, E or P] summed over samples, folded to logical experts when phy2log is given."""
+    w = array(window, where, 3, integer=False)
+    if np.any(w < 0):
+        raise ValueError(f"{where}: expected loads >= 0")
+    total = w.sum(axis=0)
+    return total if phy2log is None else _fold(total, phy2log, "physical_to_logical_map")
+
+
+def read_expert_load(path, physical_to_logical_map=None):
+    """Per-layer expert load [layers, E] from an engine's statistics file.
+
+    Args:
+        path: a .json file (SGLang statistics {"logical_count": ...}) or a torch.save file (.pt):
+            SGLang's recorder dump ("stat" or "per_pass"/"per_token" mode), or vLLM's load window
+            (a [samples, layers, E] tensor, or a dict with "load_window_cpu", or
+            "expert_load_window" [samples, layers, P] with "physical_to_logical_map").
+        physical_to_logical_map: [layers, P] for a physical window saved without its map.
+
+    Returns: [layers, E] float64 numpy array, summed over steps / samples / records: the `weight`
+    of rebalance_experts.
+
+    Raises: ValueError naming the file and what was expected (unknown content, shapes that do not
+    match, negative counts). Reading .pt files needs torch; they are read with
+    torch.load(weights_only=True), which refuses pickled code.
+    """
+    path = _path(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: expected an existing statistics file")
+    with open(path, "rb") as f:
+        head = f.read(1)
+    if head in (b"{", b"[") or path.endswith(".json"):
+        return read_sglang_stats(path)
+    try:
+        import torch
+    except ImportError:
+        raise ValueError(f"{path}: reading torch.save files needs torch (apt-get install python3-torch)") from None
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 -- any unreadable file becomes the documented ValueError
+        raise ValueError(f"{path}: cannot read as a torch.save file ({type(e).__name__}: {e})") from None
+    try:
+        return _from_object(data, physical_to_logical_map)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def _from_object(data, phy2log):
+    if isinstance(data, dict):
+        if "logical_count" in data:  # SGLang "stat" dump
+            counts = array(data["logical_count"], "logical_count", np.ndim(data["logical_count"]), integer=False)
+            if counts.ndim not in (2, 3):
+                raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
+            return counts.sum(axis=0) if counts.ndim == 3 else counts
+        if "records" in data:  # SGLang "per_pass" / "per_token" dump
+            records = [r for r in data["records"] if isinstance(r, dict) and "global_physical_count" in r]
+            if not records:
+                raise ValueError("records: expected records with global_physical_count (per_pass mode); "
+                                 "per_token dumps hold topk ids, convert them with the recorder's own tools")
+            total = sum(array(r["global_physical_count"], "global_physical_count", 2, integer=False) for r in records)
+            return _fold(total, data.get("last_physical_to_logical_map", phy2log), "last_physical_to_logical_map")
+        for key in ("load_window_cpu", "expert_load_window"):
+            if key in data:
+                return _window(data[key], data.get("physical_to_logical_map", phy2log), key)
+        raise ValueError("expected SGLang's logical_count or records, or vLLM's load_window_cpu / "
+                         f"expert_load_window, got keys {sorted(map(str, data))}")
+    return _window(data, phy2log, "load window")
+
+
+def expert_count_json(load):
+    """[L, E] load as the expert-count JSON trace every `zepp` command reads with --trace
+    (docs/trace-formats.md): {"num_experts": E, "expert_usage_by_layer": {"<layer>": {"<expert>": count}}}."""
+    def number(x):
+        return int(x) if float(x).is_integer() else float(x)
+
+    return {"num_experts": int(load.shape[1]),
+            "expert_usage_by_layer": {str(layer): {str(e): number(c) for e, c in enumerate(row)}
+                                      for layer, row in enumerate(load)}}
+
+
+def main(argv=None):
+    """python3 -m zepp.loads IN [-o OUT] [--to expert-count|sglang] [--map MAP.json]: an engine's
+    expert load statistics as a file Zepp's tools read: "expert-count" (default), the JSON trace
+    `zepp place --trace` and `zepp simulate --trace` read; "sglang", SGLang statistics JSON
+    {"logical_count": [L, E]} (zepp.read_sglang_stats)."""
+    import argparse
+    import sys
+
+    from ._formats import read_placement, write_sglang_stats
+
+    p = argparse.ArgumentParser(prog="python3 -m zepp.loads", description=main.__doc__.split(": ", 1)[1])
+    p.add_argument("input", help="SGLang statistics .json or recorder .pt dump, or a vLLM load window .pt")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.add_argument("--to", choices=("expert-count", "sglang"), default="expert-count")
+    p.add_argument("--map", help="physical_to_logical_map of a physical window (SGLang --init-expert-location JSON)")
+    args = p.parse_args(argv)
+    try:
+        if args.output and os.path.exists(args.output) and not os.path.isfile(args.output):
+            raise ValueError(f"{args.output}: expected a regular file to write")
+        phy = read_placement(args.map, "sglang")[1] if args.map else None
+        load = read_expert_load(args.input, phy)
+        if args.to == "sglang" and args.output:
+            write_sglang_stats(args.output, load)
+            return 0
+        doc = expert_count_json(load) if args.to == "expert-count" else {"logical_count": load.tolist()}
+        if args.output:
+            with open(args.output, "w") as f:
+                json.dump(doc, f)
+        else:
+            json.dump(doc, sys.stdout)
+            print()
+    except (ValueError, OSError) as e:
+        print(f"zepp.loads: {e}", file=sys.stderr)
+        return 2
+    return 0
