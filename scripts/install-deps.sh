@@ -2,7 +2,8 @@
 # Installs Zepp's build and test dependencies from Debian 12's archive (run as root).
 # python3-torch (1.13, CPU) is for the torch tensor interface and zepp.torch's gloo tests; with its
 # 169 packages it added 7 min 50 s to this script on the shared 2-core machine (download included).
-# python3-setuptools, -wheel and -pip: `pip install --no-build-isolation ./python` (python/README.md).
+# python3-setuptools, -wheel, -pip and -venv: `pip install --no-build-isolation ./python` and
+# scripts/pip-check.sh (python/README.md).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
