@@ -4,6 +4,7 @@ than a2av (issue 22)."""
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -14,8 +15,17 @@ pytest.importorskip("torch", reason="python3-torch is not installed (scripts/ins
 from conftest import REPO  # noqa: E402
 
 
+def free_port():
+    """A port for the rendezvous: --standalone always takes 29400, which a second run (another
+    test, a user's example) would share."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def run_example(shared_dir, nproc, trace, model, *args):
-    command = [sys.executable, "-m", "zepp.torch.run", "--standalone", "--nproc_per_node", str(nproc),
+    command = [sys.executable, "-m", "zepp.torch.run", "--nnodes", "1", "--master_addr", "127.0.0.1",
+               "--master_port", str(free_port()), "--nproc_per_node", str(nproc),
                str(REPO / "examples" / "torch_ep.py"), "--trace", str(shared_dir / "data/traces" / trace),
                "--model", model, "--format", "json", *map(str, args)]
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(sys.path))
