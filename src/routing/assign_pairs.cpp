@@ -65,6 +65,16 @@ void Router::build_quotas(std::span<const int64_t> m, int g0, int g1) {
       const int32_t base = int32_t(size_t(i) * S_ + b);
       int32_t w = base;
       Quota& qk = keys_[size_t(i) * E_ + e];
+      if (r == 1) {  // most experts: one entry or none, local or remote
+        const int64_t n = m[size_t(rep_slot_[b]) * G + i];
+        const bool local = rep_node_[b] == own_node;
+        if (n) ents_[w++] = {rep_slot_[b], rep_node_[b], n};
+        qk.cur = base;
+        qk.local_end = local ? w : base;
+        qk.remote_end = w;
+        qk.remote = n && !local ? node_bit(rep_node_[b]) : 0;
+        continue;
+      }
       for (int pass = 0; pass < 3; ++pass) {
         if (pass == 2) qk.local_end = w;
         for (int x = b; x < b + r; ++x) {

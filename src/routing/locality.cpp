@@ -66,16 +66,32 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
   int64_t* const rem = rem_.data();
   int32_t* const order = order_.data();
   int32_t* const touched = touched_.data();
+  if (si != 1) {
+    // Rank-major counts: single-replica experts copy their columns 8 at a time, so each rank's
+    // row is read a cache line at a time and 8 rows of m are written in order (a column at a
+    // time would touch a new cache line per entry). Experts are independent: the order of
+    // this pass and the loop below does not change m.
+    const int32_t* const one = single_.data();
+    const int n1 = int(single_.size());
+    for (int a = 0; a < n1; a += 8) {
+      const int c = std::min(8, n1 - a);
+      int64_t* rows[8];
+      for (int x = 0; x < c; ++x) rows[x] = m + size_t(rep_slot_[rep_begin_[one[a + x]]]) * G;
+      for (int i = 0; i < G; ++i) {
+        const int64_t* const src = demand + size_t(i) * si;
+        for (int x = 0; x < c; ++x) signs |= uint64_t(rows[x][i] = src[one[a + x]]);
+      }
+    }
+  }
   for (int e = 0; e < E_; ++e) {
     const int64_t* const d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
     const int32_t* const slot = &rep_slot_[b];
     if (r == 1) {  // the water-filling would send everything to the only slot
-      int64_t* const row = m + size_t(slot[0]) * G;
-      if (si == 1)
+      if (si == 1) {  // (rank-major: copied above)
+        int64_t* const row = m + size_t(slot[0]) * G;
         for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i]);
-      else
-        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i * si]);
+      }
       continue;
     }
     const int32_t* const gpu = &rep_gpu_[b];

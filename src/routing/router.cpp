@@ -35,7 +35,10 @@ Router::Router(const Placement& placement, const Topology& topo, double balance_
     rep_gpu_[x] = placement.gpu_of_slot(rep_slot_[x]);
     rep_node_[x] = rep_gpu_[x] / gpn_;
   }
-  for (int e = 0; e < E_; ++e) max_r = std::max(max_r, rep.count(e));
+  for (int e = 0; e < E_; ++e) {
+    max_r = std::max(max_r, rep.count(e));
+    if (rep.count(e) == 1) single_.push_back(e);
+  }
   load_.resize(max_r);
   order_.resize(max_r);
   touched_.resize(max_r);

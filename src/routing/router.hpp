@@ -156,6 +156,7 @@ class Router {
   // Replica tables: the replicas of e are [rep_begin_[e], rep_begin_[e + 1]) in ascending slot
   // order; rep_slot_, rep_gpu_, rep_node_ give each one's slot, GPU and node.
   std::vector<int32_t> rep_begin_, rep_slot_, rep_gpu_, rep_node_;
+  std::vector<int32_t> single_;     // experts with one replica, ascending
   std::vector<int32_t> slot_node_;  // [S]
   std::vector<int32_t> gpu_node_;   // [G]
   // route_counts' per-expert buffers.
