@@ -32,6 +32,7 @@ from collections import namedtuple
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 from .._args import array
 from ._exchange import Exchange
@@ -60,15 +61,15 @@ class Dispatcher:
 
     Raises:
         ValueError naming the argument: an unknown strategy, slots not dividing over the ranks,
-        ranks not dividing over the nodes, an expert without a slot.
+        ranks not dividing over the nodes, an expert without a slot. dispatch checks its
+        arguments before its first collective call; a rank that raises there leaves the others
+        waiting in that collective, as with torch.distributed's own collectives.
     """
 
     def __init__(self, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
         phy = array(phy2log, "phy2log", 1, integer=True)
-        import torch.distributed as dist
-
         world = dist.get_world_size(group)
         if num_nodes < 1 or world % num_nodes:
             raise ValueError(f"num_nodes: expected a divisor of the {world} ranks, got {num_nodes}")
