@@ -42,3 +42,10 @@ def test_unknown_format_exits_2(tmp_path, shared_dir):
     result = subprocess.run([program(), "place", "--load", shared_dir / "data/eplb/readme-example.json",
                              "--output-format", "vllm", "--output", tmp_path / "x"], capture_output=True, text=True)
     assert result.returncode == 2 and "--output-format" in result.stderr
+
+
+def test_version_agrees_with_the_program():
+    result = subprocess.run([program(), "--version"], capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip("this zepp program has no --version yet")
+    assert zepp.__version__ and zepp.__version__ in result.stdout.split(), (zepp.__version__, result.stdout)
