@@ -1,8 +1,8 @@
 // Zepp's placement quality measure, stable rebalancing from a current placement, and placement
 // on a cluster that lost GPUs or nodes (src/placement/rebalance.cpp, zepp.cpp).
 //
-// place_zepp (placement.hpp) packs as zepp.cpp states: replica counts by water-filling and with
-// fewer hot extra slots, a node-spreading longest-processing-time packing guarded by Gale–Ryser,
+// place_zepp (placement.hpp) packs as zepp.cpp states: replica counts by water-filling (§4.1), a
+// node-spreading longest-processing-time packing guarded by Gale–Ryser,
 // a pairwise-exchange search and spreading swaps; every GPU exactly S replicas, no expert twice on
 // a GPU, max expected GPU load <= (1 + kSpreadTolerance) x a plain LPT packing of the
 // water-filled counts (pack.cpp proves it). EplbResult::max_replicas is the largest replica count

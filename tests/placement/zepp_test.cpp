@@ -38,10 +38,9 @@ std::string argument_error(auto call) {
 
 }  // namespace
 
-// 2 nodes x 2 GPUs, loads 100 10 10 10, R = 1: S = 2, 4 extra slots. Candidate counts (zepp.cpp):
+// 2 nodes x 2 GPUs, loads 100 10 10 10, R = 1: S = 2, 4 extra slots. Counts (§4.1, zepp.cpp):
 // all 4 extras by water-filling give e0 three (50, 33.3, 25; the cap is G = 4) and e1 one (10,
-// lower id than e2, e3): 4 2 1 1, weights 25 5 10 10; fewer hot extras leave e0 at 33.3 and pack
-// worse. Spread LPT: e0 onto GPUs 0, 2 (other node), 1, 3; e2 -> GPU 0, e3 -> GPU 1 (35 each);
+// lower id than e2, e3): 4 2 1 1, weights 25 5 10 10. Spread LPT: e0 onto GPUs 0, 2 (other node), 1, 3; e2 -> GPU 0, e3 -> GPU 1 (35 each);
 // e1 twice onto the GPUs left, 2 and 3 (both node 1). No swap lowers GPU 0's 35 (the max, and
 // optimal: four 25s need four GPUs). The spreading swap of e1 on GPU 2 with e2 on GPU 0 evens e1
 // (one copy per node) and keeps both GPUs at <= 35.
@@ -62,9 +61,13 @@ TEST(ZeppPlacement, Figure6Coverage) {
   EXPECT_EQ(nodes_of(p, 0, 2), (std::set<int>{0, 1, 2, 3}));
   for (int e = 1; e < 8; ++e)
     if (cnt[e] <= 4) EXPECT_EQ(nodes_of(p, e, 2).size(), size_t(cnt[e])) << "expert " << e;
-  // 590 tokens over 8 GPUs: 73.75 per GPU at best; 400 needs >= 6 replicas to stay below it.
-  EXPECT_GE(cnt[0], 6);
-  EXPECT_LE(zepp::expected_imbalance(p, load), 1.06);
+  // §4.1's counts: e0 seven replicas (57.14 each), e1 three (40), the rest one (10); mean 580 / 8
+  // = 72.5. One copy per GPU leaves a single GPU without e0, so two of e1's copies share a GPU
+  // with e0: max 57.14 + 40 = 97.14, 1.3399 x the mean, the best any packing of these counts
+  // does. Fewer hot extras (e0 six, e1 two, cold second copies) would pack to 1.057 on this
+  // load, but such departures lost on data they were not chosen on (zepp.cpp), so none is kept.
+  EXPECT_EQ(cnt, (std::vector<int32_t>{7, 3, 1, 1, 1, 1, 1, 1}));
+  EXPECT_NEAR(zepp::expected_imbalance(p, load), (400.0 / 7 + 40) / 72.5, 1e-12);
 }
 
 TEST(ZeppPlacement, RejectsBadArguments) {
