@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""How the cost of `zepp simulate` grows with the cluster (docs/scaling.md, issue 21).
+
+Runs `zepp simulate --strategies S --optimum off --format json` once per strategy and node count,
+each run a child process of its own, and measures wall time, CPU time (user + system, the simulation
+child included) and peak resident memory (the largest process of the run: wait4's maxrss covers the
+reaped simulation child). Prints a Markdown table and the fitted growth exponent b of
+cost ~ a * nodes^b (least squares on log-log over the node counts >= --fit-from).
+
+A strategy stops growing once one of its runs takes more than --budget seconds of CPU: the next
+node count would take about 2^b times as long; the table says which runs were left out.
+
+With --plot PREFIX also writes PREFIX.dat, PREFIX.gp and runs gnuplot for PREFIX.svg; with
+--markdown FILE writes the page (docs/scaling.md): what is measured, the table, the exponents, the plot.
+
+usage: scripts/scaling.py build/zepp [--nodes 2,4,...,128 --gpus-per-node 4 --size-mb 16
+       --model kimi-k2 --strategies a2av,zepp --budget 600 --plot docs/figures/scaling
+       --markdown docs/scaling.md]
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+PLOT = """set terminal svg size 760,440 dynamic enhanced font 'Helvetica,12' background rgb 'white'
+set output '{svg}'
+set title '{title}'
+set xlabel 'nodes ({gpn} GPUs each)'
+set ylabel 'CPU seconds (user + system)'
+set y2label 'peak resident memory (MB)'
+set logscale xy
+set logscale y2
+set xtics ({xtics})
+set ytics nomirror
+set y2tics
+set key left top
+set grid
+plot {curves}
+"""
+
+
+MEANING = """Each row is one `zepp simulate` process: workload sampling, placement, routing, the
+communication plan, then the `sim` executor (SimGrid) in a forked child. Wall time depends on
+what else the machine runs (the load average is stated); CPU time (user + system, the child
+included) is the figure to compare. Peak memory is the largest resident set of one process of
+the run (the parent or the simulation child, not their sum).
+
+Where the time goes at scale: the simulator starts every task as an asynchronous SimGrid
+activity (`src/exec/sim_engine.cpp`, no actor per task), so what grows is SimGrid's max-min
+solver. With fair link sharing every transfer in flight is one variable of one linear system,
+and an all-to-all pattern connects them all (every flow crosses its sender's NIC egress and its
+receiver's ingress), so each flow's completion re-solves the whole system: about F variables,
+F completions: O(F^2) per layer. F grows as the square of the GPU count (all-to-allv: a flow per
+GPU pair), so CPU time grows about as nodes^4. Zepp's merged puts go from each NIC to one peer
+GPU per other node (Algorithm 1), G times fewer inter-node flows than all-to-allv's: the same
+growth from a lower base. Meeting issue 21's targets (Kimi-K2 32 x 4 at 64 MiB in 10 s, 128 x 4
+in 120 s) takes fewer flows in flight or a solver that touches only the flows a completion
+changes: SimGrid 3.32's selective update re-solves the whole connected component of the finished
+flow's links, which all-to-all traffic makes the whole system."""
+
+
+def run_once(zepp, args):
+    """(wall s, CPU s, peak RSS MB, exit code, latency_us or None) of one `zepp simulate` run."""
+    start = time.monotonic()
+    proc = subprocess.Popen([zepp, "simulate", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    code = os.waitstatus_to_exitcode(status)
+    latency = None
+    if code == 0:
+        latency = json.loads(out)["strategies"][0]["latency_us"]
+    else:
+        print(err.decode(errors="replace"), file=sys.stderr)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, code, latency
+
+
+def exponent(points):
+    """Least-squares slope of log(cost) against log(nodes); None with fewer than two points."""
+    if len(points) < 2:
+        return None
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(max(c, 1e-9)) for _, c in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("zepp")
+    ap.add_argument("--nodes", default="2,4,8,16,32,64,128")
+    ap.add_argument("--gpus-per-node", type=int, default=4)
+    ap.add_argument("--size-mb", type=float, default=16)
+    ap.add_argument("--model", default="kimi-k2")
+    ap.add_argument("--topology", default="a100")
+    ap.add_argument("--strategies", default="a2av,zepp")
+    ap.add_argument("--budget", type=float, default=600, help="CPU seconds after which a strategy stops growing")
+    ap.add_argument("--fit-from", type=int, default=8, help="smallest node count in the fit")
+    ap.add_argument("--plot", help="PREFIX for PREFIX.dat, PREFIX.gp, PREFIX.svg")
+    ap.add_argument("--markdown", help="FILE: the page with the table, the exponents and the plot")
+    a = ap.parse_args()
+    try:
+        nodes = [int(n) for n in a.nodes.split(",")]
+    except ValueError:
+        ap.error(f"--nodes: expected a comma-separated list of node counts, got '{a.nodes}'")
+    if not nodes or min(nodes) < 1:
+        ap.error("--nodes: node counts must be >= 1")
+    if a.markdown and os.path.exists(a.markdown) and not os.path.isfile(a.markdown):
+        ap.error(f"--markdown: {a.markdown} exists and is not a regular file")
+    if not os.access(a.zepp, os.X_OK):
+        ap.error(f"{a.zepp}: not an executable (build it first: bash scripts/build.sh zepp)")
+    strategies = [s for s in a.strategies.split(",") if s]
+
+    load_before = os.getloadavg()
+    rows = {}  # (strategy, nodes) -> (wall, cpu, rss, latency) or None (left out)
+    for s in strategies:
+        over = None
+        for n in nodes:
+            if over is not None:
+                rows[(s, n)] = None
+                continue
+            args = ["--model", a.model, "--topology", a.topology, "--nodes", str(n), "--gpus-per-node",
+                    str(a.gpus_per_node), "--size-mb", str(a.size_mb), "--strategies", s, "--optimum", "off",
+                    "--format", "json"]
+            print(f"{s} {n} nodes ...", file=sys.stderr, flush=True)
+            wall, cpu, rss, code, latency = run_once(a.zepp, args)
+            if code != 0:
+                sys.exit(f"zepp simulate {' '.join(args)} failed with exit code {code}")
+            rows[(s, n)] = (wall, cpu, rss, latency)
+            print(f"  {wall:.1f} s wall, {cpu:.1f} s CPU, {rss:.0f} MB", file=sys.stderr, flush=True)
+            if cpu > a.budget:
+                over = n
+    load_after = os.getloadavg()
+
+    fits = {}
+    for s in strategies:
+        done = [(n, rows[(s, n)]) for n in nodes if rows[(s, n)] is not None and n >= a.fit_from]
+        fits[s] = (exponent([(n, r[1]) for n, r in done]), exponent([(n, r[2]) for n, r in done]))
+
+    cmd = (f"scripts/scaling.py build/zepp --nodes {a.nodes} --gpus-per-node {a.gpus_per_node} --size-mb {a.size_mb:g} "
+           f"--model {a.model} --topology {a.topology} --strategies {a.strategies} --budget {a.budget:g}")
+    out = [f"`{cmd}`: {a.model}, {a.topology} nodes of {a.gpus_per_node} GPUs, {a.size_mb:g} MiB per GPU, one "
+           f"strategy per run, `--optimum off`; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
+           f"({os.cpu_count()} cores), {time.strftime('%d %b %Y %H:%M UTC', time.gmtime())}.", "",
+           "| strategy | nodes | GPUs | wall s | CPU s | peak MB | simulated latency us |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for s in strategies:
+        for n in nodes:
+            r = rows[(s, n)]
+            if r is None:
+                out.append(f"| {s} | {n} | {n * a.gpus_per_node} | not run: a smaller run took > {a.budget:g} s CPU | | | |")
+            else:
+                out.append(f"| {s} | {n} | {n * a.gpus_per_node} | {r[0]:.1f} | {r[1]:.1f} | {r[2]:.0f} | {r[3]:.1f} |")
+    out.append("")
+    for s in strategies:
+        cpu_b, rss_b = fits[s]
+        fmt = lambda b: "n/a (fewer than two runs)" if b is None else f"{b:.2f}"
+        out.append(f"- {s}: CPU time grows as nodes^{fmt(cpu_b)}, peak memory as nodes^{fmt(rss_b)} "
+                   f"(least squares on log-log over {a.fit_from}+ nodes)")
+    print("\n".join(out))
+    if a.markdown:
+        page = [f"# How the cost of `zepp simulate` grows with the cluster", "",
+                f"Generated by `{cmd} --plot docs/figures/scaling --markdown docs/scaling.md`; do not edit by hand.", "",
+                MEANING, "", *out, ""]
+        if a.plot:
+            page += [f"![CPU time and peak memory against nodes]({os.path.relpath(a.plot + '.svg', os.path.dirname(a.markdown) or '.')})", ""]
+        pathlib.Path(a.markdown).write_text("\n".join(page))
+        print(f"wrote {a.markdown}", file=sys.stderr)
+
+    if a.plot:
+        dat, gp, svg = (pathlib.Path(a.plot + ext) for ext in (".dat", ".gp", ".svg"))
+        with open(dat, "w") as f:
+            for s in strategies:
+                f.write(f"# {s}: nodes wall_s cpu_s peak_mb\n")
+                for n in nodes:
+                    if rows[(s, n)] is not None:
+                        w, c, m, _ = rows[(s, n)]
+                        f.write(f"{n} {w:.3f} {c:.3f} {m:.1f}\n")
+                f.write("\n\n")
+        curves = []
+        for i, s in enumerate(strategies):
+            b = fits[s][0]
+            label = s + ("" if b is None else f" CPU (~nodes^{{{b:.2f}}})")
+            curves.append(f"'{dat}' index {i} using 1:3 with linespoints lw 2 pt 7 title '{label}'")
+            curves.append(f"'{dat}' index {i} using 1:4 axes x1y2 with linespoints lw 1 dt 2 pt 5 title '{s} peak MB'")
+        title = f"zepp simulate cost, {a.model}, {a.size_mb:g} MiB per GPU"
+        gp.write_text(PLOT.format(svg=svg, title=title, gpn=a.gpus_per_node, xtics=", ".join(str(n) for n in nodes),
+                                  curves=", \\\n     ".join(curves)))
+        subprocess.run(["gnuplot", str(gp)], check=True)
+        print(f"wrote {dat}, {gp}, {svg}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
