@@ -43,15 +43,17 @@ def test_sglang_stats_to_trtllm(tmp_path):
                 "--format", "trtllm", "--output", out)
     ids, phy2log = zepp.read_placement(out, "trtllm")
     # Every expert kept, one copy per GPU at most, and the busiest GPU's expected load (each
-    # expert's load split evenly over its replicas) no worse than the best packing of the greedy
-    # replica counts [4, 1, 1, 1, 1, 1, 1, 2] (27.0, by hand; the mean is 25.25).
+    # expert's load split evenly over its replicas) no worse than the best packing of §4.1's
+    # replica counts [4, 1, 1, 1, 1, 1, 1, 2] (the mean is 25.25). By hand: expert 0 (12.5 per
+    # copy) is on every GPU and expert 7 (15 per copy) on two of them, so those two carry 27.5
+    # plus one of the 1..6 experts each; the best gives them 1 and 2, so the busiest is 29.5.
     assert phy2log.shape == (1, 12)
     load = np.array([50, 1, 2, 3, 4, 5, 6, 30], dtype=float)
     copies = np.bincount(phy2log[0], minlength=8)
     assert (copies >= 1).all()
     per_gpu = phy2log[0].reshape(4, 3)
     assert all(len(set(row)) == 3 for row in per_gpu)
-    assert max(sum(load[e] / copies[e] for e in row) for row in per_gpu) <= 27.0 + 1e-9
+    assert max(sum(load[e] / copies[e] for e in row) for row in per_gpu) <= 29.5 + 1e-9
 
 
 def test_dispatcher_route():
