@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/mpi_command.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "core/presets.hpp"
 #include "mpi/calibrate.hpp"
 
@@ -108,6 +109,7 @@ int calibrate_ranks(CalibrateFlags f) {
   for (size_t i = 1; i < f.opt.message_bytes.size(); ++i)
     require(f.opt.message_bytes[i] > f.opt.message_bytes[i - 1], "--message-bytes", "must be ascending and distinct, got " + f.message_bytes);
   require(f.opt.repeat >= 1 && f.opt.repeat <= 1000, "--repeat", "must be in [1, 1000]");
+  if (!f.output.empty()) check_output_file(f.output, "--output");  // before measuring
   if (f.name.empty()) {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
@@ -117,9 +119,7 @@ int calibrate_ranks(CalibrateFlags f) {
   if (me != 0) return 0;
   const nlohmann::json doc = mpi::calibrated_topology(c, f.name);
   if (!f.output.empty()) {
-    std::ofstream out(f.output, std::ios::binary);
-    out << doc.dump(2) << "\n";
-    require(out.good(), "--output", "cannot write " + f.output);
+    write_file_atomically(f.output, doc.dump(2) + "\n", "--output");
   }
   std::string text = f.format == "json" ? doc.dump(2) + "\n" : table(c);
   if (!f.output.empty() && f.format == "table") text += "wrote " + f.output + " (zepp simulate --topology " + f.output + ")\n";

@@ -8,6 +8,8 @@
 
 #include "cli/serve.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "core/provenance.hpp"
 #include "serving/experiments.hpp"
 
 namespace zepp::cli {
@@ -50,12 +52,14 @@ void run(DriftFlags f, const std::string& name) {
     cases.push_back(c);
   }
   require(!cases.empty(), "--workloads", "expected some of llama4, qwen3, deepseek");
+  const std::string base = f.out_dir + "/" + name;
+  check_output_dir(f.out_dir, "--out");  // before the experiment: outputs that cannot be written
+  for (const char* ext : {".csv", ".md", ".svg"}) check_output_file(base + ext, "--out");
   const auto rows = run_drift_experiment(cases, f.opt);
   std::filesystem::create_directories(f.out_dir);
-  const std::string base = f.out_dir + "/" + name;
-  std::ofstream(base + ".csv") << drift_csv(rows);
+  write_file_atomically(base + ".csv", provenance_line() + drift_csv(rows), "--out");
   const std::string md = drift_markdown(rows, f.opt.simulate);
-  std::ofstream(base + ".md") << md;
+  write_file_atomically(base + ".md", md, "--out");
   if (f.opt.simulate)
     plot_drift_speedups(rows, base, "Figure 12 analogue: speedup over " + f.opt.systems.front() + ", " +
                                         std::to_string(f.opt.nodes) + " nodes, " + std::to_string(int(f.opt.size_mb)) +

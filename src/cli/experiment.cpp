@@ -11,6 +11,8 @@
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "core/provenance.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/fig11.hpp"
 #include "experiments/report.hpp"
@@ -51,6 +53,9 @@ void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
   const experiments::SweepSpec spec = narrowed(base, f);
   experiments::SweepOptions opt = f.opt;
   if (opt.csv_path.empty()) opt.csv_path = f.plots_dir + "/" + spec.experiment + ".csv";
+  // Outputs checked before the sweep: a device, FIFO or folder is refused, never replaced.
+  check_output_file(opt.csv_path, "--csv");
+  check_output_dir(f.plots_dir, "--plots");
   std::filesystem::create_directories(std::filesystem::path(opt.csv_path).parent_path().empty()
                                           ? std::filesystem::path(".")
                                           : std::filesystem::path(opt.csv_path).parent_path());
@@ -98,6 +103,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
 
 struct ReportFlags {
   std::string fig9, fig10, fig11, fig9_serial, out = "docs/reproduction.md", figures_dir;
+  bool allow_mixed_commits = false;
 };
 
 struct Fig11Flags {
@@ -111,6 +117,8 @@ void run_fig11_cmd(const Fig11Flags& f) {
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
   const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
+  check_output_file(csv, "--csv");
+  check_output_dir(f.plots, "--plots");
   const auto dir = std::filesystem::path(csv).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
   const auto rows = experiments::run_fig11(spec, f.traces, csv, f.opt, stderr);
@@ -129,33 +137,54 @@ void run_report(const ReportFlags& f) {
     const auto beside = std::filesystem::path(f.fig9).parent_path() / "fig11.csv";
     if (std::filesystem::exists(beside)) fig11_csv = beside.string();
   }
-  const auto fig11 = fig11_csv.empty() ? std::vector<experiments::Fig11Row>{} : experiments::read_fig11(fig11_csv);
-  const auto fig9 = f.fig9.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9);
-  const auto fig10 = f.fig10.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig10);
-  const auto serial =
-      f.fig9_serial.empty() ? std::vector<experiments::ResultRow>{} : experiments::read_results(f.fig9_serial);
+  check_output_file(f.out, "--out");
   const std::filesystem::path out(f.out);
   const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
   const std::filesystem::path figs = f.figures_dir.empty() ? dir / "figures" : std::filesystem::path(f.figures_dir);
+  check_output_dir(figs.string(), "--figures");
+  // Each file's provenance line (core/provenance.hpp): one report, one program, unless asked.
+  experiments::MadeBy made_by;
+  auto results = [&](const std::string& path) {
+    if (path.empty()) return std::vector<experiments::ResultRow>{};
+    std::optional<Provenance> p;
+    auto rows = experiments::read_results(path, &p);
+    made_by.emplace_back(path, p);
+    return rows;
+  };
+  const auto fig9 = results(f.fig9);
+  const auto fig10 = results(f.fig10);
+  const auto serial = results(f.fig9_serial);
+  std::vector<experiments::Fig11Row> fig11;
+  if (!fig11_csv.empty()) {
+    std::optional<Provenance> p;
+    fig11 = experiments::read_fig11(fig11_csv, &p);
+    made_by.emplace_back(fig11_csv, p);
+  }
+  if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial");
+  const std::string provenance = experiments::provenance_markdown(made_by);
+  if (std::none_of(made_by.begin(), made_by.end(), [](const auto& m) { return m.second.has_value(); }))
+    std::fprintf(stderr, "zepp: warning: no results CSV says which program made it (written before zepp recorded its "
+                         "commit in the first line); the report says so\n");
   std::vector<std::string> links;
   auto keep = [&](const std::vector<std::string>& svgs) {
     for (const auto& s : svgs) links.push_back(std::filesystem::relative(s, dir).string());
   };
   if (!fig9.empty()) keep(experiments::plot_fig9(fig9, figs.string()));
   if (!fig10.empty()) keep(experiments::plot_fig10(fig10, figs.string()));
-  std::ofstream o(f.out);
-  o << experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial);
+  std::string md = experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial, provenance);
   if (!fig11.empty())
-    o << experiments::fig11_markdown(fig11, fig11_csv,
-                                     std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
-  if (!o) throw ArgumentError("--out: cannot write " + f.out);
+    md += experiments::fig11_markdown(fig11, fig11_csv,
+                                      std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
+  write_file_atomically(f.out, md, "--out");
   std::printf("report: %s\n", f.out.c_str());
+  for (const auto& [path, p] : made_by) std::printf("  %s: %s\n", path.c_str(), describe(p).c_str());
 }
 
 }  // namespace
 
 void add_experiment(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("experiment", "The paper's evaluation: Figure 9, Figure 10, reproduction report");
+  CLI::App* cmd = app.add_subcommand(
+      "experiment", "The paper's evaluation: fig9, fig10, fig11, fig12, replay, validate and the reproduction report (report)");
   cmd->require_subcommand(1);
   add_sweep(cmd, "fig9", "Figure 9: 4/8/16 nodes x 1/4/16 MB per GPU x four workloads on a100, every baseline",
             &experiments::fig9_spec);
@@ -181,6 +210,8 @@ void add_experiment(CLI::App& app) {
                   "Figure 9 results CSV run with --link-sharing serial (adds the link-sharing sensitivity section)");
   rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();
   rep->add_option("--figures", f->figures_dir, "Folder for the SVG figures (default: figures/ beside --out)");
+  rep->add_flag("--allow-mixed-commits", f->allow_mixed_commits,
+                "Report CSVs made by different commits of zepp together (refused by default; each file's commit is named)");
   rep->callback([f] { run_report(*f); });
 }
 

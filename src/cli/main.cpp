@@ -9,6 +9,8 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "core/version.hpp"
 
 namespace {
 
@@ -19,7 +21,7 @@ void refuse_empty_values(CLI::App& app) {
   for (CLI::Option* opt : app.get_options())
     if (opt->get_type_size_max() > 0)
       opt->check([](const std::string& v) { return v.empty() ? std::string("expected a value, got an empty string") : std::string(); },
-                 "NONEMPTY");
+                 "", "nonempty");  // no description: --help would show ":NONEMPTY" after every flag
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
 }
 
@@ -59,6 +61,8 @@ int leave_together(int status) {
 int main(int argc, char** argv) {
   CLI::App app{"Zepp: expert placement, locality-preferred routing and overlapped communication for MoE serving"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", zepp::version_line(), "Print the version and the git commit this program was built from");
+  zepp::set_command_line(argc, argv);  // the provenance line of results files (core/provenance.hpp)
   zepp::cli::add_simulate(app);
   zepp::cli::add_place(app);
   zepp::cli::add_experiment(app);

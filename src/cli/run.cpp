@@ -164,6 +164,11 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   f.opt.strategy.optimal = false;
   f.opt.exec.timeline = !f.timeline.empty();
   require(f.layers.empty() || (f.timeline.empty() && f.predict.empty()), "--timeline/--predict", "apply to one layer, not with --layers");
+  if (!f.timeline.empty()) {  // before any work: a device or folder is refused
+    std::vector<std::string> labels;
+    for (const auto& n : split_names(f.strategies)) labels.insert(labels.end(), {n, n + "-predicted"});
+    check_timeline_outputs(f.timeline, labels);
+  }
   if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
   return resolve(f.w);
 }

@@ -20,6 +20,9 @@
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "core/provenance.hpp"
+#include "core/version.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -107,9 +110,8 @@ std::string machine_line() {
 // FLAGS.results/runs.json, stamped with the time of writing.
 void save(nlohmann::json& doc, const ValidateFlags& f) {
   doc["finished"] = std::time(nullptr);
-  std::ofstream o(fs::path(f.results) / "runs.json");
-  o << doc.dump(1) << "\n";
-  require(o.good(), "--results", "cannot write " + (fs::path(f.results) / "runs.json").string());
+  doc["made_by"] = {{"version", version()}, {"commit", git_commit()}, {"command", command_line()}};  // core/provenance.hpp
+  write_file_atomically((fs::path(f.results) / "runs.json").string(), doc.dump(1) + "\n", "--results");
 }
 
 // Measures everything; returns the results document (also written to FLAGS.results/runs.json).
@@ -292,6 +294,8 @@ void run_validate(const ValidateFlags& f) {
   require(f.nic_gbps > 0, "--nic-gbps", "must be positive");
   require(f.repeat >= 1, "--repeat", "must be >= 1");
   require(!f.ranks.empty() && !f.workloads.empty(), "--ranks/--workloads", "name at least one");
+  check_output_file(f.out, "--out");  // before measuring
+  check_output_dir(f.results, "--results");
   nlohmann::json doc;
   if (f.from_results) {
     std::ifstream in(fs::path(f.results) / "runs.json");
@@ -307,9 +311,7 @@ void run_validate(const ValidateFlags& f) {
   std::string text = markdown(doc, f);
   const fs::path reading = fs::path(f.results) / "reading.md";  // hand-written reading, kept beside the data
   if (std::ifstream r(reading); r) text += std::string((std::istreambuf_iterator<char>(r)), {});
-  std::ofstream o(f.out);
-  o << text;
-  require(o.good(), "--out", "cannot write " + f.out);
+  write_file_atomically(f.out, text, "--out");
   std::printf("report: %s\n", f.out.c_str());
 }
 

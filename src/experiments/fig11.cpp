@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "core/presets.hpp"
 #include "model/compose.hpp"
 #include "model/moe_layers.hpp"
@@ -130,25 +131,25 @@ std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces
         rows.push_back(r);
       }
     }
-    std::ofstream out(csv_path);
-    out << fig11_csv(rows);
-    if (!out) throw ArgumentError("--csv: cannot write " + csv_path);
+    write_file_atomically(csv_path, fig11_csv(rows), "--csv");
   }
   return rows;
 }
 
 std::string fig11_csv(const std::vector<Fig11Row>& rows) {
-  std::string s = kHeader;
+  std::string s = provenance_line() + kHeader;
   for (const auto& r : rows) s += line(r);
   return s;
 }
 
-std::vector<Fig11Row> read_fig11(const std::string& path) {
+std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenance>* made_by) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
+  std::string text = ss.str();
+  const auto prov = take_provenance(text);
+  if (made_by) *made_by = prov;
   std::vector<Fig11Row> rows;
   bool header = true;
   trace_detail::for_each_csv_row(path, text, [&](int64_t ln, std::span<const std::string> f) {

@@ -2,6 +2,9 @@
 // Zepp over the SGLang baseline, Qwen3-30B-A3B on the paper's cluster at 1-16 MB per GPU, on
 // the whole-model stage (src/model/). CSV, gnuplot SVG and a docs/reproduction.md section.
 #pragma once
+#include <optional>
+
+#include "core/provenance.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -44,9 +47,11 @@ struct Fig11Row {
 std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces_dir, const std::string& csv_path,
                                 const StrategyOptions& opt, std::FILE* progress);
 
+// The CSV's text, its first line saying which program made it (core/provenance.hpp).
 std::string fig11_csv(const std::vector<Fig11Row>& rows);
-// Throws InputError "FILE:LINE: expected ..." on another header or a malformed row.
-std::vector<Fig11Row> read_fig11(const std::string& path);
+// Throws InputError "FILE:LINE: expected ..." on another header or a malformed row. `made_by`:
+// the provenance line's content, nullopt for a file written before zepp recorded it.
+std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenance>* made_by = nullptr);
 
 // One SVG: each system's prefill TPS gain and decode TPOT speedup over the reference (the rows'
 // first system) against MB per GPU, with the paper's published endpoints. Returns its path. Throws std::runtime_error when

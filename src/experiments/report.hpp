@@ -1,5 +1,7 @@
 // Figures and the reproduction report from sweep CSVs (experiments/results_csv.hpp).
 #pragma once
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,16 @@ double geometric_mean(const std::vector<BestBaseline>& v);
 std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std::vector<ResultRow>& fig10,
                                   const std::string& fig9_source, const std::string& fig10_source,
                                   const std::vector<std::string>& figures = {},
-                                  const std::vector<ResultRow>& fig9_serial = {});
+                                  const std::vector<ResultRow>& fig9_serial = {}, const std::string& provenance = "");
+
+// Which program made each results file (core/provenance.hpp), as a markdown paragraph for
+// reproduction_markdown's `provenance`: "Results made by commit X (zepp V): `a.csv`, `b.csv`." per
+// commit, files without a provenance line named as such. `files`: (path as shown, provenance).
+using MadeBy = std::vector<std::pair<std::string, std::optional<Provenance>>>;
+std::string provenance_markdown(const MadeBy& files);
+
+// Throws ArgumentError naming `flags` when the files come from more than one commit (a file
+// without a provenance line counts as its own, unknown one), listing each file's commit.
+void check_one_commit(const MadeBy& files, const std::string& flags);
 
 }  // namespace zepp::experiments

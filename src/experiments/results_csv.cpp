@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "trace/csv_rows.hpp"
 
 namespace zepp::experiments {
@@ -59,12 +60,14 @@ std::string config_key(const std::string& workload, const std::string& topology,
 
 std::string config_key(const ResultRow& r) { return config_key(r.workload, r.topology, r.nodes, r.size_mb); }
 
-std::vector<ResultRow> read_results(const std::string& path) {
+std::vector<ResultRow> read_results(const std::string& path, std::optional<Provenance>* made_by) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read");
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
+  std::string text = ss.str();
+  const auto prov = take_provenance(text);
+  if (made_by) *made_by = prov;
   std::vector<ResultRow> rows;
   bool header = true;
   trace_detail::for_each_csv_row(path, text, [&](int64_t line, std::span<const std::string> f) {
@@ -114,7 +117,9 @@ void write_results_atomically(const std::string& path, const std::string& text) 
   const char* fault = std::getenv("ZEPP_FAULT_KILL_IN_WRITE");
   const bool kill_midway = fault && std::atoi(fault) == ++calls;
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  check_output_file(path, "--csv");  // a device or folder is refused, never renamed over
+  check_output_file(tmp, "--csv");
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) throw ArgumentError("--csv: cannot write " + tmp + ": " + std::strerror(errno));
   const size_t size = kill_midway ? text.size() / 2 : text.size();
   for (size_t done = 0; done < size;) {
@@ -123,6 +128,7 @@ void write_results_atomically(const std::string& path, const std::string& text) 
     if (n <= 0) {
       const std::string why = std::strerror(errno);
       ::close(fd);
+      ::unlink(tmp.c_str());
       throw ArgumentError("--csv: cannot write " + tmp + ": " + why);
     }
     done += size_t(n);
@@ -130,9 +136,15 @@ void write_results_atomically(const std::string& path, const std::string& text) 
   if (kill_midway) ::raise(SIGKILL);
   const bool synced = ::fsync(fd) == 0;
   const std::string why = std::strerror(errno);
-  if (::close(fd) != 0 || !synced) throw ArgumentError("--csv: cannot write " + tmp + ": " + why);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw ArgumentError("--csv: cannot replace " + path + ": " + std::strerror(errno));
+  if (::close(fd) != 0 || !synced) {
+    ::unlink(tmp.c_str());
+    throw ArgumentError("--csv: cannot write " + tmp + ": " + why);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why_rename = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw ArgumentError("--csv: cannot replace " + path + ": " + why_rename);
+  }
 }
 
 }  // namespace zepp::experiments

@@ -3,7 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
+
+#include "core/provenance.hpp"
 
 namespace zepp::experiments {
 
@@ -33,10 +36,12 @@ std::string csv_line(const ResultRow& r);
 std::string config_key(const ResultRow& r);
 std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb);
 
-// Reads a CSV written by csv_header/csv_line. Throws InputError "FILE:LINE: expected ..." on
-// another header, a row with the wrong number of fields, or a field that is not a number where
-// one is expected; InputError "FILE: cannot read" when the file cannot be opened.
-std::vector<ResultRow> read_results(const std::string& path);
+// Reads a CSV written by csv_header/csv_line, after its provenance line (core/provenance.hpp;
+// absent in files written before it existed: `made_by` is then nullopt). Throws InputError
+// "FILE:LINE: expected ..." on another header, a row with the wrong number of fields, or a field
+// that is not a number where one is expected; InputError "FILE: cannot read" when the file cannot
+// be opened.
+std::vector<ResultRow> read_results(const std::string& path, std::optional<Provenance>* made_by = nullptr);
 
 // Replaces `path` with `text` atomically: written to PATH.tmp beside it, flushed to disk, then
 // renamed over it, so a process killed at any moment leaves either the old or the new file,

@@ -19,6 +19,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/provenance.hpp"
+#include "core/version.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
 #include "experiments/experiments.hpp"
@@ -165,9 +167,16 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   // a sweep killed at any moment leaves complete configurations only, each once.
   std::set<std::string> done;
   const bool keep = opt.resume && std::filesystem::exists(opt.csv_path);
-  std::string csv = csv_header();
+  std::string csv = provenance_line() + csv_header();
   if (keep) {
-    for (const ResultRow& r : read_results(opt.csv_path)) {
+    std::optional<Provenance> made_by;
+    const auto kept = read_results(opt.csv_path, &made_by);
+    // Rows of two programs in one file would be reported as one experiment.
+    require(made_by && made_by->commit == git_commit(), "--resume",
+            opt.csv_path + " was made by " + describe(made_by) + ", this program is commit " + git_commit() +
+                ": finishing it would mix results of two programs; rerun without --resume (or with the program that "
+                "started it)");
+    for (const ResultRow& r : kept) {
       require(r.experiment == spec.experiment, "--resume",
               opt.csv_path + " holds results of " + r.experiment + ", not " + spec.experiment);
       done.insert(config_key(r));

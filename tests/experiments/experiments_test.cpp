@@ -320,21 +320,33 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
   const fs::path md = root / "docs" / "reproduction.md";
   const fs::path f9 = root / "docs" / "results" / "fig9.csv", f10 = root / "docs" / "results" / "fig10.csv";
   if (!fs::exists(md) || !fs::exists(f9) || !fs::exists(f10)) GTEST_SKIP() << "no committed results under " << root;
-  const auto fig9 = read_results(f9.string()), fig10 = read_results(f10.string());
+  MadeBy made_by(2);
+  const auto fig9 = read_results(f9.string(), &made_by[0].second), fig10 = read_results(f10.string(), &made_by[1].second);
+  made_by[0].first = "docs/results/fig9.csv", made_by[1].first = "docs/results/fig10.csv";
   std::vector<std::string> figures;
   for (const auto& r : fig9)
     if (std::find(figures.begin(), figures.end(), "figures/fig9-" + r.workload + ".svg") == figures.end())
       figures.push_back("figures/fig9-" + r.workload + ".svg");
   figures.push_back("figures/fig10.svg");
   const fs::path f9s = root / "docs" / "results" / "fig9-serial.csv";
-  const auto fig9_serial = fs::exists(f9s) ? read_results(f9s.string()) : std::vector<ResultRow>{};
-  std::string expected =
-      reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures, fig9_serial);
+  std::vector<ResultRow> fig9_serial;
+  if (fs::exists(f9s)) {
+    made_by.emplace_back("docs/results/fig9-serial.csv", std::nullopt);
+    fig9_serial = read_results(f9s.string(), &made_by.back().second);
+  }
   const fs::path f11 = root / "docs" / "results" / "fig11.csv";
-  if (fs::exists(f11)) expected += fig11_markdown(read_fig11(f11.string()), "docs/results/fig11.csv", "figures/fig11.svg");
+  std::vector<Fig11Row> fig11;
+  if (fs::exists(f11)) {
+    made_by.emplace_back("docs/results/fig11.csv", std::nullopt);
+    fig11 = read_fig11(f11.string(), &made_by.back().second);
+  }
+  std::string expected = reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures,
+                                               fig9_serial, provenance_markdown(made_by));
+  if (fs::exists(f11)) expected += fig11_markdown(fig11, "docs/results/fig11.csv", "figures/fig11.svg");
   EXPECT_EQ(slurp(md), expected) << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv "
                                     "--fig10 docs/results/fig10.csv --fig11 docs/results/fig11.csv "
-                                    "--fig9-serial docs/results/fig9-serial.csv --out docs/reproduction.md";
+                                    "--fig9-serial docs/results/fig9-serial.csv --out docs/reproduction.md (with --allow-mixed-commits "
+                                    "when the CSVs come from different commits)";
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "core/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "core/error.hpp"
+
+namespace zepp {
+namespace fs = std::filesystem;
+
+std::string not_regular_kind(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";  // absent (or a dangling link: created as a file)
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISCHR(st.st_mode)) return "a character device";
+  if (S_ISBLK(st.st_mode)) return "a block device";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "not a regular file";
+}
+
+void check_output_file(const std::string& path, const std::string& flag) {
+  require(!path.empty(), flag, "expected a file name");
+  const std::string kind = not_regular_kind(path);
+  require(kind.empty(), flag, path + " is " + kind + "; expected a regular file to write (or a new file name)");
+  const fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) return;
+  const std::string dir_kind = not_regular_kind(dir.string());
+  std::error_code ec;
+  require(!fs::exists(dir, ec) || dir_kind == "a directory", flag,
+          dir.string() + " is " + (dir_kind.empty() ? std::string("a regular file") : dir_kind) + ", not a folder to write " +
+              path + " in");
+}
+
+void check_output_dir(const std::string& path, const std::string& flag) {
+  require(!path.empty(), flag, "expected a folder name");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  const std::string kind = not_regular_kind(path);
+  require(kind == "a directory", flag, path + " is " + (kind.empty() ? std::string("a regular file") : kind) + "; expected a folder");
+}
+
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
+  check_output_file(path, flag);
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty()) fs::create_directories(dir, ec);
+  require(!ec, flag, "cannot create folder " + dir.string() + ": " + ec.message());
+  // A fixed name: a process killed mid-write leaves one PATH.tmp, which the next write replaces.
+  const std::string tmp = path + ".tmp";
+  check_output_file(tmp, flag);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw ArgumentError(flag + ": cannot write " + tmp + ": " + std::strerror(errno));
+  auto fail = [&](const std::string& why) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw ArgumentError(flag + ": cannot write " + path + ": " + why);
+  };
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(std::strerror(errno));
+    done += size_t(n);
+  }
+  if (::fsync(fd) != 0) fail(std::strerror(errno));
+  if (::close(fd) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw ArgumentError(flag + ": cannot write " + path + ": " + why);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw ArgumentError(flag + ": cannot replace " + path + ": " + why);
+  }
+}
+
+}  // namespace zepp

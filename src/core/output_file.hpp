@@ -1,0 +1,28 @@
+// Output files written safely (every `--csv`, `--out`, `--output`, `--timeline`, `--plots`).
+// A path that exists and is not a regular file (a directory, a device such as /dev/null, a FIFO, a
+// socket) is refused before any work, with ArgumentError naming the flag and what the path is: an
+// atomic rename over a device replaces the device node, and a FIFO would block the program.
+// Writes go to PATH.tmp beside the target, flushed, then renamed over it (so a killed process
+// leaves the old or the new file, never half of one); PATH.tmp is removed on every error.
+#pragma once
+#include <string>
+
+namespace zepp {
+
+// "a directory", "a character device", "a FIFO", ... for an existing non-regular path; "" when
+// `path` is a regular file (after following symbolic links) or does not exist.
+std::string not_regular_kind(const std::string& path);
+
+// Refuses (ArgumentError "<flag>: <path> is a character device; expected a regular file ...")
+// a path that exists and is not a regular file, and a path whose folder exists but is not a
+// folder. Missing folders are fine (the writers create them).
+void check_output_file(const std::string& path, const std::string& flag);
+
+// Refuses a path that exists and is not a folder (ArgumentError naming the flag).
+void check_output_dir(const std::string& path, const std::string& flag);
+
+// Replaces `path` with `text` atomically, after check_output_file. Creates the folder. Throws
+// ArgumentError naming `flag` when it cannot; no temporary file is left behind.
+void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag);
+
+}  // namespace zepp

@@ -1,0 +1,145 @@
+// What a user reads is what the program does (issue 26): `zepp --version`, results files that say
+// which program made them, a report that refuses to mix programs, and output paths that are not
+// regular files refused before any work.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "cli/run_zepp.hpp"
+
+namespace zepp::testing {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::path(::testing::TempDir()) / ("zepp-outputs-" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool is_char_device(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+const std::string kFig9Small = "experiment fig9 --workloads deepseek-v2-lite --nodes 4 --sizes 1 --strategies a2av,zepp --jobs 1";
+
+TEST(Version, PrintsVersionAndCommit) {
+  const auto r = run_zepp("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(^zepp \d+\.\d+\.\d+ \(commit ([0-9a-f]{40}(\+dirty)?|unknown)\)\n$)")))
+      << r.out;
+}
+
+TEST(Help, ShowsNoValidatorNames) {
+  for (const char* cmd : {"--help", "simulate --help", "experiment --help", "place --help", "run --help"}) {
+    const auto r = run_zepp(cmd);
+    EXPECT_EQ(r.status, 0) << cmd;
+    EXPECT_EQ(r.out.find("NONEMPTY"), std::string::npos) << cmd << ":\n" << r.out;
+  }
+}
+
+// The acceptance test of issue 26: a character device as --csv (made here, never /dev/null itself)
+// is refused with exit status 2 before any work, and stays a device.
+TEST(Outputs, CharacterDeviceCsvRefusedBeforeWork) {
+  const fs::path dir = scratch("device");
+  const fs::path dev = dir / "null";
+  if (::mknod(dev.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0) GTEST_SKIP() << "mknod needs root: " << std::strerror(errno);
+  const auto r = run_zepp(kFig9Small + " --csv " + dev.string() + " --plots " + (dir / "plots").string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("is a character device"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--csv"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("configurations"), std::string::npos) << "the sweep started: " << r.err;
+  EXPECT_TRUE(is_char_device(dev)) << "the device was replaced";
+  EXPECT_FALSE(fs::exists(dir / "plots")) << "work began before the check";
+  EXPECT_FALSE(fs::exists(dev.string() + ".tmp"));
+}
+
+TEST(Outputs, DirectoryFifoAndFileRefusedWithoutStrayFiles) {
+  const fs::path dir = scratch("kinds");
+  fs::create_directories(dir / "folder.csv");
+  ASSERT_EQ(::mkfifo((dir / "fifo.csv").c_str(), 0644), 0);
+  std::ofstream(dir / "plots-file") << "x";
+  struct Case {
+    std::string args, says;
+  };
+  const std::vector<Case> cases = {
+      {kFig9Small + " --csv " + (dir / "folder.csv").string(), "is a directory"},
+      {kFig9Small + " --csv " + (dir / "fifo.csv").string(), "is a FIFO"},
+      {kFig9Small + " --csv " + (dir / "ok.csv").string() + " --plots " + (dir / "plots-file").string(), "--plots"},
+      {"experiment fig11 --csv " + (dir / "folder.csv").string(), "is a directory"},
+      {"experiment report --fig9 " + std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv --out " + (dir / "folder.csv").string(),
+       "--out"},
+      {"simulate --nodes 2 --gpus-per-node 2 --experts 8 --top-k 2 --strategies a2av --timeline " + (dir / "folder.csv").string(),
+       "--timeline"},
+      {"simulate --nodes 2 --gpus-per-node 2 --experts 8 --top-k 2 --strategies a2av --timeline " + (dir / "fifo.csv").string(),
+       "--timeline"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_zepp(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+  }
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"fifo.csv", "folder.csv", "plots-file"})) << "stray files were left";
+  EXPECT_TRUE(fs::is_empty(dir / "folder.csv"));
+}
+
+// A report of CSVs made by two commits is refused unless asked, and then names both.
+TEST(Report, RefusesToMixCommitsUnlessAsked) {
+  const fs::path dir = scratch("mixed");
+  const fs::path results = fs::path(ZEPP_SOURCE_DIR) / "docs" / "results";
+  if (!fs::exists(results / "fig10.csv")) GTEST_SKIP() << "no committed results under " << results;
+  auto body = [&](const std::string& src) {  // the CSV without its provenance line
+    std::string text = slurp(results / src);
+    return text.rfind("# ", 0) == 0 ? text.substr(text.find('\n') + 1) : text;
+  };
+  auto with_line = [&](const std::string& src, const std::string& commit, const fs::path& out) {
+    std::ofstream(out) << "# made by zepp 0.1.0 (commit " << commit << ") with: zepp experiment " << src << "\n" << body(src);
+  };
+  with_line("fig9.csv", std::string(40, 'a'), dir / "fig9.csv");
+  with_line("fig10.csv", std::string(40, 'b'), dir / "fig10.csv");
+  const std::string args = "experiment report --fig9 " + (dir / "fig9.csv").string() + " --fig10 " +
+                           (dir / "fig10.csv").string() + " --out " + (dir / "r.md").string();
+  auto r = run_zepp(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("different programs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(std::string(40, 'b')), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "r.md"));
+
+  r = run_zepp(args + " --allow-mixed-commits");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string md = slurp(dir / "r.md");
+  EXPECT_NE(md.find("Results made by commit " + std::string(40, 'a')), std::string::npos);
+  EXPECT_NE(md.find("Results made by commit " + std::string(40, 'b')), std::string::npos);
+  EXPECT_NE(r.out.find(std::string(40, 'a')), std::string::npos) << "the report prints the commit: " << r.out;
+
+  // One commit: reported without the flag.
+  with_line("fig10.csv", std::string(40, 'a'), dir / "fig10.csv");
+  r = run_zepp(args);
+  EXPECT_EQ(r.status, 0) << r.err;
+  // A file written before provenance existed is named as such.
+  std::ofstream(dir / "fig10.csv") << body("fig10.csv");
+  r = run_zepp(args);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no provenance line"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace zepp::testing
