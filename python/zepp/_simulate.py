@@ -61,7 +61,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
     Returns:
         dict: {"strategies": [{"name", "latency_us", "speedup_vs_a2av", "imbalance",
         "inter_node_bytes", "nvlink_bytes", "max_nic_bytes", "comm_hidden_fraction",
-        "routing_cost", "routing_cost_optimal" (µs), "routing_gap", "routing_wall_us"}, ...],
+        "routing_cost_us", "routing_cost_optimal_us", "routing_gap", "routing_wall_us"}, ...],
         "workload": {...}, "cluster": {...}} -- the JSON of `zepp simulate --format json`.
 
     Raises:

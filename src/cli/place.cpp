@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
 #include "formats/formats.hpp"
@@ -66,7 +67,8 @@ LoadProblem read_load_file(const std::string& path) {
 // tables' values summed over tables (load-only traces).
 LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require(!f.model.empty(), "--model", "is required with --trace");
-  require(f.nodes >= 1, "--nodes", "must be >= 1 with --trace");
+  require(f.nodes != 0, "--nodes", "is required with --trace (the node count to place for)");
+  require(f.nodes >= 1, "--nodes", "must be >= 1 with --trace, got " + std::to_string(f.nodes));
   if (!f.topology.empty() && f.gpus_per_node == 0) f.gpus_per_node = cluster_topology(f.topology, f.nodes).gpus_per_node;
   require(f.gpus_per_node >= 1, "--gpus-per-node", "must be >= 1 with --trace");
   require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
@@ -231,11 +233,14 @@ void run(const PlaceFlags& f) {
           "needs --model (the preset gives an expert's size in bytes)");
   const LoadProblem p = f.load_path.empty() ? problem_from_trace(f, source) : read_load_file(f.load_path);
   require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
+  if (!f.output_path.empty()) check_output_file(f.output_path, "--output");
   EplbResult r;
   Rebalancing reb;
+  std::vector<int> previous_ids;  // the layer ids of --previous (SGLang, TRT-LLM files name them)
   try {
     if (rebalancing) {
       const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_expert_map(f.previous_path, f.previous_format);
+      if (f.previous_format != "eplb-json") previous_ids = previous.layer_ids;
       const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model).expert_weight_bytes();
       reb = rebalance_layers(f, p, f.previous_path.empty() ? nullptr : &previous, expert_bytes);
       r = reb.maps;
@@ -249,11 +254,23 @@ void run(const PlaceFlags& f) {
   }
   if (!f.output_format.empty()) {
     ExpertMap map;
-    map.layer_ids = p.layer_ids;
+    // Rows keep the layer ids they came with: the trace's, else --previous's (rows matched by
+    // position), else 0..L-1.
+    map.layer_ids = !p.layer_ids.empty() || int(previous_ids.size()) < r.layers ? p.layer_ids : previous_ids;
+    map.layer_ids.resize(std::min<size_t>(map.layer_ids.size(), size_t(r.layers)));
     for (int l = int(map.layer_ids.size()); l < r.layers; ++l) map.layer_ids.push_back(l);
     map.num_slots = r.replicas;
     map.phy2log.assign(r.phy2log.begin(), r.phy2log.end());
+    map.phyrank.assign(map.phy2log.size(), 0);  // log2phy's replica order, as printed below
+    for (int l = 0; l < r.layers; ++l)
+      for (int e = 0; e < r.experts; ++e)
+        for (int k = 0; k < r.max_replicas; ++k)
+          if (const int64_t s = r.log2phy[(size_t(l) * r.experts + e) * r.max_replicas + k]; s >= 0)
+            map.phyrank[size_t(l) * r.replicas + size_t(s)] = k;
     write_expert_map(f.output_path, map, f.output_format);
+    if (f.output_format == "sglang")  // the file alone does not start SGLang: its slot count is a flag
+      std::fprintf(stderr, "zepp place: start SGLang with --init-expert-location %s --ep-num-redundant-experts %d\n",
+                   f.output_path.c_str(), r.replicas - r.experts);
   }
   json log2phy = json::array();
   for (int l = 0; l < r.layers; ++l) {

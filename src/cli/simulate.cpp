@@ -18,6 +18,7 @@
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
+#include "serving/serve.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -42,6 +43,26 @@ std::vector<std::string> split_list(const std::string& s) {
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) out.push_back(item);
   return out;
+}
+
+// The registered strategies (one layer) and those only --iterations serves, from the registries.
+std::string strategies_help() {
+  const auto one = strategy_names();
+  std::string text = "Comma-separated strategies: ", served;
+  for (const auto& n : one) text += (&n == &one.front() ? "" : ", ") + n;
+  for (const auto& n : serve_system_names())
+    if (std::find(one.begin(), one.end(), n) == one.end()) served += (served.empty() ? "" : ", ") + n;
+  return served.empty() ? text : text + "; with --iterations also " + served;
+}
+
+// "/no-split/no-merge" for Zepp's ablation flags, so a table row says what ran.
+std::string ablation_suffix(const StrategyOptions& o) {
+  std::string s;
+  if (!o.split) s += "/no-split";
+  if (!o.merge) s += "/no-merge";
+  if (!o.overlap) s += "/no-overlap";
+  if (!o.locality) s += "/no-locality";
+  return s;
 }
 
 void run(const SimulateFlags& f) {
@@ -78,6 +99,12 @@ void run(const SimulateFlags& f) {
           "expected auto, on or off, got '" + f.optimum + "'");
   // Limits before work: every strategy's placement fits the cluster, the cost fits the memory.
   for (const auto& name : names) check_strategy_fits(name, f.w.model_shape(), f.w.cluster(), opt);
+  if (!f.timeline.empty()) {
+    std::vector<std::string> labels = names;
+    for (auto& l : labels)
+      if (l == "zepp") l += ablation_suffix(opt);
+    check_timeline_outputs(f.timeline, labels);
+  }
   WorkloadFlags w = f.w;
   w.strategies = int(names.size());
   ResolvedWorkload r = resolve(w);
@@ -115,6 +142,9 @@ void run(const SimulateFlags& f) {
     o.result = simulate_plan_measured(d.make_plan(d.placement, d.routing), r.topo, gemm, opt.timeline);
     outcomes.push_back(std::move(o));
   }
+  // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split).
+  for (auto& o : outcomes)
+    if (o.name == "zepp") o.name += ablation_suffix(opt);
   if (!f.timeline.empty()) {
     std::vector<LabelledTimeline> timelines;
     for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});
@@ -159,7 +189,7 @@ void add_simulate(CLI::App& app) {
   f->w.add_to(cmd);
   f->serve.add_to(cmd);
   f->model.add_to(cmd);
-  cmd->add_option("--strategies", f->strategies, "Comma-separated strategies: a2av, eplb, fast, comet, comet+eplb, epic, moonep, halo-q, sglang, zepp")->capture_default_str();
+  cmd->add_option("--strategies", f->strategies, strategies_help())->capture_default_str();
   cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart)");

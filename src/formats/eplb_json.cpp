@@ -67,6 +67,7 @@ ExpertMap read_eplb_json(const std::string& path) {
                                      logcnt[i], c.values[i]));
   }
   if (doc.contains("log2phy")) {
+    map.phyrank.assign(map.phy2log.size(), 0);  // the file's replica order, kept for writing back
     // Entries are -1 padding, so read them as signed numbers without number_array's >= 0 check.
     const auto& v = doc["log2phy"];
     if (!v.is_array() || v.size() != L) throw InputError(fmt::format("{}: log2phy: expected a list of {} layers", path, L));
@@ -82,6 +83,8 @@ ExpertMap read_eplb_json(const std::string& path) {
           if (row[r].get<int64_t>() != -1) got.push_back(row[r].get<int64_t>());
         }
         auto want = std::vector<int64_t>(log2phy.begin() + (l * E + e) * X, log2phy.begin() + (l * E + e) * X + logcnt[l * E + e]);
+        for (size_t r = 0; r < got.size(); ++r)
+          if (got[r] >= 0 && got[r] < map.num_slots) map.phyrank[l * size_t(map.num_slots) + size_t(got[r])] = int32_t(r);
         std::sort(got.begin(), got.end());
         if (!row.is_array() || got != want)
           throw InputError(fmt::format("{}: log2phy[{}][{}]: expected the slots [{}] that phy2log gives expert {}", path, l, e,

@@ -69,6 +69,14 @@ void ExpertMap::logical_maps(std::vector<int64_t>& log2phy, int& max_replicas, s
       size_t le = size_t(l) * E + phy2log[size_t(l) * num_slots + p];
       log2phy[le * max_replicas + filled[le]++] = p;
     }
+  if (phyrank.size() != phy2log.size()) return;
+  for (size_t le = 0; le < logcnt.size(); ++le) {  // replica order: by phyrank, ties by slot
+    const size_t l = le / std::max(E, 1);
+    auto first = log2phy.begin() + long(le * max_replicas);
+    std::stable_sort(first, first + logcnt[le], [&](int64_t a, int64_t b) {
+      return phyrank[l * num_slots + size_t(a)] < phyrank[l * num_slots + size_t(b)];
+    });
+  }
 }
 
 ExpertMap expert_map_of(const std::vector<Placement>& placements, std::vector<int> layer_ids) {

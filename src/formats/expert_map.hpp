@@ -13,6 +13,10 @@ struct ExpertMap {
   std::vector<int> layer_ids;    // [L] model layer of each row (SGLang: the row index itself)
   int num_slots = 0;             // P physical experts (slots) per layer, all ranks together
   std::vector<int32_t> phy2log;  // [L * P] logical expert held by each slot
+  // [L * P] or empty: each slot's replica rank among its expert's slots (EPLB's phyrank), the order
+  // of log2phy; empty: ascending slot order. Kept so that a placement's replica order survives
+  // being written (eplb-json) as EPLB, zepp.rebalance_experts and `zepp place` print it.
+  std::vector<int32_t> phyrank;
 
   int num_layers() const { return int(layer_ids.size()); }
   // E = largest expert id + 1 (a valid map holds every expert of [0, E) in every row).
@@ -20,8 +24,8 @@ struct ExpertMap {
   // Row `row` as a Placement over `num_gpus` ranks. Throws ArgumentError naming `num_gpus` unless
   // it divides P, and naming `row` when it is out of range.
   Placement layer(int row, int num_gpus) const;
-  // log2phy [L * E * X] padded with -1 (each expert's slots ascending, X = most replicas of any
-  // expert) and logcnt [L * E]: EPLB's second and third return values for this map.
+  // log2phy [L * E * X] padded with -1 (each expert's slots in phyrank order, else ascending; X =
+  // most replicas of any expert) and logcnt [L * E]: EPLB's second and third return values for this map.
   void logical_maps(std::vector<int64_t>& log2phy, int& max_replicas, std::vector<int64_t>& logcnt) const;
   // Empty when the map is well formed: P > 0, phy2log is L * P long, layer ids are distinct,
   // expert ids are in [0, P) and every row holds every expert of [0, E). Otherwise says what is

@@ -36,11 +36,11 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["nvlink_bytes"] = o.result.nvlink_bytes;
     s["max_nic_bytes"] = o.result.max_nic_bytes;
     s["comm_hidden_fraction"] = o.result.comm_hidden_fraction;
-    s["routing_cost"] = o.routing_cost_s * 1e6;
+    s["routing_cost_us"] = o.routing_cost_s * 1e6;
     // null: not solved (--optimum off), or the strategy's routing ignores the balance bound, so
     // equation (1)'s optimum is no lower bound for it (StrategyDecision::balanced_routing).
     const bool solved = !std::isnan(o.routing_cost_optimal_s);  // NaN: not solved (--optimum off)
-    s["routing_cost_optimal"] = solved ? nlohmann::json(o.routing_cost_optimal_s * 1e6) : nlohmann::json();
+    s["routing_cost_optimal_us"] = solved ? nlohmann::json(o.routing_cost_optimal_s * 1e6) : nlohmann::json();
     s["routing_gap"] = solved ? gap(o.routing_cost_s, o.routing_cost_optimal_s) : nlohmann::json();
     s["routing_wall_us"] = o.routing_wall_s * 1e6;
     j["strategies"].push_back(s);
@@ -73,17 +73,17 @@ std::string summary_table(const nlohmann::json& s) {
                      "route cost us", "optimum us", "gap");
   for (const auto& r : s["strategies"]) {
     const std::string speedup = r["speedup_vs_a2av"].is_null() ? "-" : fmt::format("{:.2f}x", r["speedup_vs_a2av"].get<double>());
-    const bool solved = !r["routing_cost_optimal"].is_null();
+    const bool solved = !r["routing_cost_optimal_us"].is_null();
     const std::string gap_s = !solved ? "-" : r["routing_gap"].is_null() ? "n/a" : fmt::format("{:.1f}%", 100 * r["routing_gap"].get<double>());
-    const std::string optimum_s = solved ? fmt::format("{:.1f}", r["routing_cost_optimal"].get<double>()) : "-";
+    const std::string optimum_s = solved ? fmt::format("{:.1f}", r["routing_cost_optimal_us"].get<double>()) : "-";
     out += fmt::format("{:<10} {:>12.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>() / 1e6,
                        r["nvlink_bytes"].get<double>() / 1e6, r["max_nic_bytes"].get<double>() / 1e6,
-                       100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(),
+                       100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(),
                        optimum_s, gap_s);
   }
-  if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal"].is_null(); }))
+  if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal_us"].is_null(); }))
     out += "optimum -: not solved (--optimum off), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
   return out;
 }
@@ -98,12 +98,12 @@ std::string summary_csv(const nlohmann::json& s) {
     const std::string speedup = r["speedup_vs_a2av"].is_null() ? "" : fmt::format("{:.6g}", r["speedup_vs_a2av"].get<double>());
     const std::string gap_s = r["routing_gap"].is_null() ? "" : fmt::format("{:.6g}", r["routing_gap"].get<double>());
     const std::string optimum_s =
-        r["routing_cost_optimal"].is_null() ? "" : fmt::format("{:.6g}", r["routing_cost_optimal"].get<double>());
+        r["routing_cost_optimal_us"].is_null() ? "" : fmt::format("{:.6g}", r["routing_cost_optimal_us"].get<double>());
     out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),
                        r["nvlink_bytes"].get<double>(), r["max_nic_bytes"].get<double>(),
-                       r["comm_hidden_fraction"].get<double>(), r["routing_cost"].get<double>(), optimum_s, gap_s,
+                       r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(), optimum_s, gap_s,
                        w["model"].get<std::string>(), w["layer"].get<int>(), w["tokens_per_gpu"].get<long>(),
                        c["topology"].get<std::string>(), c["nodes"].get<int>(), c["gpus_per_node"].get<int>());
   }

@@ -14,7 +14,7 @@ namespace zepp {
 
 // {"strategies": [{"name", "latency_us", "speedup_vs_a2av" (null without a2av), "imbalance",
 //   "inter_node_bytes", "nvlink_bytes", "max_nic_bytes", "comm_hidden_fraction",
-//   "routing_cost" (µs), "routing_cost_optimal" (µs; null when not solved or when the
+//   "routing_cost_us", "routing_cost_optimal_us" (null when not solved or when the
 //   strategy's routing ignores equation (1)'s balance bound), "routing_gap" (cost / optimum − 1,
 //   null with it), "routing_wall_us"}], "workload": {...}, "cluster": {..., "link_sharing"}}
 nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,

@@ -29,5 +29,9 @@ void read_load_csv(const std::string& file, const simdjson::padded_string& text,
 // count}}}: one LoadTable named by the file (rel without extension); load-only.
 void read_expert_count_json(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
                             TraceBuilder& b);
+// SGLang expert-distribution statistics {"logical_count": [[steps]][layers][experts]} (what
+// zepp.write_sglang_stats writes): one LoadTable named by the file, a row per layer; load-only.
+void read_sglang_stats_json(const std::string& file, const simdjson::padded_string& text, const std::string& rel,
+                            TraceBuilder& b);
 
 }  // namespace zepp::trace_detail

@@ -36,7 +36,7 @@ TEST(SimulateCli, BuiltInWorkloadReportsEveryStrategy) {
     EXPECT_GT(s["latency_us"].get<double>(), 0) << s["name"];
     EXPECT_GE(s["imbalance"].get<double>(), 1.0) << s["name"];
     // The exact optimum of equation (1) is a lower bound of any routing on that placement.
-    EXPECT_GE(s["routing_cost"].get<double>() * (1 + 1e-9), s["routing_cost_optimal"].get<double>()) << s["name"];
+    EXPECT_GE(s["routing_cost_us"].get<double>() * (1 + 1e-9), s["routing_cost_optimal_us"].get<double>()) << s["name"];
   }
   // One replica per expert leaves routing no choice: plain EP is already optimal.
   EXPECT_NEAR(strategy(j, "a2av")["routing_gap"].get<double>(), 0.0, 1e-9);
@@ -112,11 +112,11 @@ TEST(SimulateCli, OptimumOffAndBadValue) {
   const auto off = run_zepp("simulate --nodes 2 --strategies zepp --optimum off --format json");
   ASSERT_EQ(off.status, 0) << off.err;
   const auto j = nlohmann::json::parse(off.out);
-  EXPECT_TRUE(j["strategies"][0]["routing_cost_optimal"].is_null());
+  EXPECT_TRUE(j["strategies"][0]["routing_cost_optimal_us"].is_null());
   EXPECT_TRUE(j["strategies"][0]["routing_gap"].is_null());
   const auto on = run_zepp("simulate --nodes 2 --strategies zepp --optimum on --format json");
   ASSERT_EQ(on.status, 0) << on.err;
-  EXPECT_GT(nlohmann::json::parse(on.out)["strategies"][0]["routing_cost_optimal"].get<double>(), 0.0);
+  EXPECT_GT(nlohmann::json::parse(on.out)["strategies"][0]["routing_cost_optimal_us"].get<double>(), 0.0);
   const auto bad = run_zepp("simulate --nodes 2 --strategies zepp --optimum maybe");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--optimum"), std::string::npos) << bad.err;
