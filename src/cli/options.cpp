@@ -10,6 +10,7 @@
 #include "workload/size.hpp"
 #include "core/topology_file.hpp"
 #include "trace/layer_check.hpp"
+#include "trace/oddities.hpp"
 
 namespace zepp::cli {
 
@@ -105,6 +106,7 @@ Trace read_trace_warning(const std::string& path, bool skip_invalid, const Model
                  t.skipped_invalid.size());
     for (const auto& e : t.skipped_invalid) std::fprintf(stderr, "  %s\n", e.c_str());
   }
+  for (const std::string& w : trace_oddities(t)) std::fprintf(stderr, "zepp: warning: %s\n", w.c_str());
   if (!t.repeated_runs.empty()) {
     std::fprintf(stderr, "zepp: note: %s: %zu request(s) recorded more than once; each run is read as its own request:\n",
                  path.c_str(), t.repeated_runs.size());

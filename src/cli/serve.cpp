@@ -3,6 +3,7 @@
 #include "cli/serve.hpp"
 
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -58,9 +59,12 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   WorkloadFlags sized = w;
   sized.strategies = int(systems.size());
   check_cost(sized, model, topo);  // before reading the trace
-  require(w.history_path.empty(), "--history",
-          "is not used with --iterations (its history is the first requests of each dataset of --trace)");
+  require(w.history_path.empty() || s.drift == "none", "--history",
+          "combines with --drift none only (the drift modes take each dataset's history from --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
+  // --history: the placement from one source, the served stream from another.
+  const std::optional<Trace> history =
+      w.history_path.empty() ? std::nullopt : std::optional<Trace>(read_trace_warning(w.history_path, w.skip_invalid));
   DriftOptions d;
   d.layer = w.workload.layer;
   d.size_mb = w.workload.size_mb;
@@ -72,6 +76,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   d.dataset = w.workload.dataset;
   d.period = s.period;
   d.groups = s.groups;
+  d.history = history ? &*history : nullptr;
   const PlanExecutor sim = [](const CommPlan& plan, const Topology& t, bool timeline) {
     return simulate_plan(plan, t, timeline);
   };

@@ -157,6 +157,29 @@ DriftWorkload::DriftWorkload(const Trace& trace, const ModelShape& model, const 
   } else if (!trace.has_tokens()) {
     tables_ = history;
   }
+  if (opt.history) {  // placement from another trace; this one is served whole, as one stream
+    require(opt.mode == DriftMode::None, "history", "combines with drift none only (the drift modes split each dataset of one trace)");
+    check_trace_matches_model(*opt.history, model);
+    history_.assign(E_, 0.0);
+    if (opt.history->has_tokens()) {
+      require(opt.history->layers.count(layer_) == 1, "history", "layer " + std::to_string(layer_) + " is not in " + opt.history->path);
+      const LayerTrace& H = opt.history->layers.at(layer_);
+      for (int32_t e : H.expert_ids) history_[size_t(e)] += 1;
+    } else {
+      for (const LoadTable& t : opt.history->loads)
+        if (const auto it = t.per_layer.find(layer_); it != t.per_layer.end())
+          for (int e = 0; e < E_; ++e) history_[e] += it->second[e];
+    }
+    require(std::accumulate(history_.begin(), history_.end(), 0.0) > 0, "history",
+            opt.history->path + " has no selections in layer " + std::to_string(layer_));
+    if (trace.has_tokens()) {
+      std::vector<int64_t> all(size_t(trace.layers.at(layer_).num_tokens()));
+      std::iota(all.begin(), all.end(), int64_t(0));
+      eval_tokens_ = {all};
+    }
+    names_ = {"all"};
+    split_by_tokens_.clear();
+  }
   cursor_.assign(names_.size(), 0);
 }
 
@@ -165,7 +188,8 @@ std::string DriftWorkload::description() const {
   return trace_.path + " layer " + std::to_string(layer_) + ", drift " + mode +
          (opt_.mode == DriftMode::None ? "" : " (" + opt_.dataset + ")") + ", datasets " + join(names_) + ", " +
          std::to_string(tokens_per_gpu_) + " tokens/GPU per iteration" +
-         (split_by_tokens_.empty() ? "" : "; too few requests, history/evaluation split by tokens in " + join(split_by_tokens_));
+         (split_by_tokens_.empty() ? "" : "; too few requests, history/evaluation split by tokens in " + join(split_by_tokens_)) +
+         (opt_.history ? "; history = all of " + opt_.history->path + ", evaluation = all of the served trace" : "");
 }
 
 int DriftWorkload::dataset_index(int iteration) const {

@@ -43,6 +43,10 @@ struct DriftOptions {
   std::string dataset;            // only: the one served; rotating: the one left out of history
   int period = 4;                 // rotating: iterations per dataset
   int groups = 4;                 // token traces without dataset folders: request groups
+  // Placement history from another trace (`zepp simulate --history`; mode none only): its
+  // selections at `layer` (or its load tables there, summed) are the history, and every token of
+  // the served trace is evaluation (history_fraction unused). Not owned; outlives the workload.
+  const Trace* history = nullptr;
 };
 
 // Parses "none", "only", "rotating" (ArgumentError("mode: ...") otherwise).

@@ -1,5 +1,7 @@
 // read_trace: list the files (natural order), skip empty ones, detect each format from content,
 // hand each to its reader; with skip_invalid, drop a malformed file and go on.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -47,6 +49,42 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a < b;
 }
 
+// A folder's identity (device, inode), through symbolic links.
+std::pair<uint64_t, uint64_t> folder_id(const fs::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) throw InputError(dir.string() + ": expected a readable folder");
+  return {uint64_t(st.st_dev), uint64_t(st.st_ino)};
+}
+
+// Trace files under `dir`, following symbolic links to files and folders (a folder of links to
+// traces elsewhere reads as those traces). A link back to a folder above it (a loop) or a folder
+// reached twice (its files would count twice) is an InputError naming the link.
+void walk(const fs::path& root, const fs::path& dir, std::vector<std::pair<uint64_t, uint64_t>>& above,
+          std::map<std::pair<uint64_t, uint64_t>, fs::path>& seen, std::vector<TraceFile>& files) {
+  const auto id = folder_id(dir);
+  if (std::find(above.begin(), above.end(), id) != above.end())
+    throw InputError(dir.string() + ": expected a trace folder, got a symbolic link loop (it leads back to a folder above it)");
+  if (const auto it = seen.find(id); it != seen.end())
+    throw InputError(dir.string() + ": expected each folder once, but it is " + it->second.string() +
+                     " again (through a symbolic link): its files would count twice");
+  seen.emplace(id, dir);
+  above.push_back(id);
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+  if (ec) throw InputError(dir.string() + ": expected a readable folder, got: " + ec.message());
+  for (const fs::path& p : entries) {
+    const std::string name = p.filename().string(), ext = p.extension().string();
+    if (name.starts_with(".")) continue;
+    if (fs::is_directory(p, ec)) {  // follows links
+      walk(root, p, above, seen, files);
+    } else if (fs::is_regular_file(p, ec) && (ext == ".json" || ext == ".jsonl" || ext == ".csv")) {
+      files.push_back({p.string(), p.lexically_relative(root).generic_string()});
+    }
+  }
+  above.pop_back();
+}
+
 std::vector<TraceFile> list_files(const std::string& path) {
   std::error_code ec;
   const fs::path root(path);
@@ -55,15 +93,9 @@ std::vector<TraceFile> list_files(const std::string& path) {
     throw InputError(path + ": expected a trace file or a folder of trace files, got " +
                      (fs::exists(root, ec) ? "something else" : "nothing at that path"));
   std::vector<TraceFile> files;
-  fs::recursive_directory_iterator it(root, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const std::string ext = it->path().extension().string();
-    if (name.starts_with(".") || !it->is_regular_file(ec)) continue;
-    if (ext != ".json" && ext != ".jsonl" && ext != ".csv") continue;
-    files.push_back({it->path().string(), it->path().lexically_relative(root).generic_string()});
-  }
-  if (ec) throw InputError(path + ": expected a readable folder, got: " + ec.message());
+  std::vector<std::pair<uint64_t, uint64_t>> above;
+  std::map<std::pair<uint64_t, uint64_t>, fs::path> seen;
+  walk(root, root, above, seen, files);
   if (files.empty()) throw InputError(path + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found none");
   std::sort(files.begin(), files.end(), [](const TraceFile& a, const TraceFile& b) { return natural_less(a.rel, b.rel); });
   return files;
@@ -117,6 +149,8 @@ Detected detect_format(const std::string& file, std::string_view text) {
   if (text[first] == '{') {
     if (text.find("\"expert_usage_by_layer\"") != std::string_view::npos)
       return {"expert-count-json", "the file starts with '{' and names \"expert_usage_by_layer\""};
+    if (text.find("\"logical_count\"") != std::string_view::npos)
+      return {"sglang-stats-json", "the file starts with '{' and names \"logical_count\""};
     const std::string_view line = text.substr(first, text.find('\n', first) - first);
     if (line.find("\"type\"") != std::string_view::npos)
       return {"vllm-route-jsonl", "the first record has a \"type\" field"};
@@ -136,6 +170,7 @@ void read_one(const TraceFile& f, const simdjson::padded_string& text, const std
   if (format == "vllm-route-jsonl") read_routing_jsonl(f.path, text, f.rel, builder, true);
   if (format == "load-csv") read_load_csv(f.path, text, dataset, builder);
   if (format == "expert-count-json") read_expert_count_json(f.path, text, f.rel, builder);
+  if (format == "sglang-stats-json") read_sglang_stats_json(f.path, text, f.rel, builder);
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+// Trace inputs a user should be told about (issue 26 item 6): symbolic links in trace folders
+// followed, loops and folders reached twice refused; one dominant top-k selection and token
+// positions that restart within a request warned about (trace/oddities.hpp).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/error.hpp"
+#include "temp_dir.hpp"
+#include "trace/oddities.hpp"
+#include "trace/trace.hpp"
+
+namespace zepp {
+namespace {
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+// A vLLM route log of one request: `prompt` tokens, then `decode` more whose positions restart
+// at 0 (decode steps); `same` of all tokens select experts {3, 5}, the others {i % 8, 8 + i % 8}.
+std::string vllm_log(int prompt, int decode, int same) {
+  std::string s = R"({"type": "meta", "top_k": 2})" "\n";
+  for (int i = 0; i < prompt + decode; ++i) {
+    const int pos = i < prompt ? i : i - prompt;
+    const std::string ids = i < same ? "[5, 3]" : "[" + std::to_string(i % 8) + ", " + std::to_string(8 + i % 8) + "]";
+    s += R"({"type": "route", "req_id": "r1", "token_idx": )" + std::to_string(pos) + R"(, "layer": 0, "topk_ids": )" + ids + "}\n";
+  }
+  return s;
+}
+
+TEST(TraceOddities, DominantSelectionAndRestartedPositionsAreNamedWithTheirFigures) {
+  TempDir dir;
+  const Trace t = read_trace(dir.write("route.jsonl", vllm_log(100, 100, 174)));
+  const auto w = trace_oddities(t);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("experts (3, 5)"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("87% of the 200 tokens of layer 0"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("read as logged"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("restart within 1 of 1 requests (100 of 200 tokens"), std::string::npos) << w[1];
+  EXPECT_NE(w[1].find("read as decode steps"), std::string::npos) << w[1];
+}
+
+TEST(TraceOddities, OrdinaryTraceHasNone) {
+  TempDir dir;
+  EXPECT_TRUE(trace_oddities(read_trace(dir.write("route.jsonl", vllm_log(200, 0, 10)))).empty());
+}
+
+TEST(TraceFolders, SymbolicLinksToFoldersAndFilesAreFollowed) {
+  TempDir data, view;
+  data.write("a/1.jsonl", vllm_log(120, 0, 0));
+  data.write("b/2.jsonl", vllm_log(130, 0, 0));
+  fs::create_directory_symlink(fs::path(data.path()) / "a", fs::path(view.path()) / "a");
+  fs::create_symlink(fs::path(data.path()) / "b" / "2.jsonl", fs::path(view.path()) / "2.jsonl");
+  const Trace t = read_trace(view.path());
+  EXPECT_EQ(t.layers.at(0).num_tokens(), 250);
+  EXPECT_EQ(t.requests.size(), 2u);
+}
+
+TEST(TraceFolders, LinkLoopsAndFoldersReachedTwiceAreErrors) {
+  TempDir dir;
+  dir.write("a/1.jsonl", vllm_log(120, 0, 0));
+  fs::create_directory_symlink(dir.path(), fs::path(dir.path()) / "a" / "up");
+  try {
+    read_trace(dir.path());
+    FAIL() << "a loop was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link loop"), std::string::npos) << e.what();
+  }
+  TempDir twice;
+  twice.write("a/1.jsonl", vllm_log(120, 0, 0));
+  fs::create_directory_symlink(fs::path(twice.path()) / "a", fs::path(twice.path()) / "again");
+  try {
+    read_trace(twice.path());
+    FAIL() << "a folder was read twice";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("would count twice"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zepp
