@@ -11,12 +11,6 @@ namespace {
 
 bool starts(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// The receiving GPU named by "-> gpu N", or -1.
-int receiver(const std::string& name) {
-  const auto at = name.find("-> gpu ");
-  return at == std::string::npos ? -1 : std::atoi(name.c_str() + at + 7);
-}
-
 }  // namespace
 
 std::vector<PhaseTimes> phase_times(const LayerResult& r, int num_gpus) {
@@ -29,11 +23,11 @@ std::vector<PhaseTimes> phase_times(const LayerResult& r, int num_gpus) {
   };
   for (const TimelineEvent& e : r.timeline) {
     const size_t g = at(e.gpu);
-    const int dst = receiver(e.name);
+    const int dst = e.peer;  // a transfer's receiver; -1 otherwise
     if (starts(e.name, "dispatch")) {
       out[g].dispatch_end_s = std::max(out[g].dispatch_end_s, e.end_s);
       if (dst >= 0) out[at(dst)].dispatch_end_s = std::max(out[at(dst)].dispatch_end_s, e.end_s);
-    } else if (starts(e.name, "expert ")) {
+    } else if (e.name == "expert GEMM") {
       out[g].compute_s += e.end_s - e.start_s;
     } else if (starts(e.name, "combine") || starts(e.name, "pre-reduce") || starts(e.name, "final reduce")) {
       begin[g] = begin[g] < 0 ? e.start_s : std::min(begin[g], e.start_s);

@@ -15,7 +15,7 @@ struct PhaseTimes {
 };
 
 // From `r.timeline` (events named by task_label, exec/task_label.hpp): [num_gpus]. A transfer's
-// receiver is the GPU after "-> gpu" in its name. num_gpus >= the GPUs in the timeline
+// receiver is its event's `peer`. num_gpus >= the GPUs in the timeline
 // (ArgumentError "num_gpus").
 std::vector<PhaseTimes> phase_times(const LayerResult& r, int num_gpus);
 

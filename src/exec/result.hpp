@@ -6,12 +6,20 @@
 
 namespace zepp {
 
-// One interval on a GPU's resource track, for timelines (Chrome trace JSON, Gantt SVG).
+// One interval on a GPU's resource track, for timelines (Chrome trace JSON, Gantt SVG). The name
+// is the kind of work (exec/task_label.hpp), so tools aggregate by it; what varies is in the fields
+// after it (Chrome trace "args"), -1 where they do not apply.
 struct TimelineEvent {
   int gpu = 0;
   std::string track;   // "compute", "nvlink-out", "nic-out"
-  std::string name;    // e.g. "expert 17 (52 tok)", "dispatch -> gpu 5"
+  std::string name;    // e.g. "expert GEMM", "dispatch put", "pre-reduce", "final reduce"
   double start_s = 0, end_s = 0;
+  int64_t rows = -1;   // token rows moved or reduced; (token, expert) pairs of a GEMM
+  double bytes = -1;   // payload of a transfer; rows read by a reduction
+  int expert = -1;     // logical expert of a GEMM or a weight transfer
+  int peer = -1;       // receiving GPU of a transfer
+  int node = -1;       // node a pre-reduction's partial sums go to
+  int round = -1;      // Algorithm 1 round of an inter-node transfer
 };
 
 struct GpuStats {

@@ -65,6 +65,12 @@ std::string encode(const LayerResult& r) {
     w.put(e.name);
     w.put(e.start_s);
     w.put(e.end_s);
+    w.put(e.rows);
+    w.put(e.bytes);
+    w.put(e.expert);
+    w.put(e.peer);
+    w.put(e.node);
+    w.put(e.round);
   }
   return std::move(w.out);
 }
@@ -86,6 +92,12 @@ LayerResult decode(const std::string& bytes) {
     e.name = rd.str();
     e.start_s = rd.get<double>();
     e.end_s = rd.get<double>();
+    e.rows = rd.get<int64_t>();
+    e.bytes = rd.get<double>();
+    e.expert = rd.get<int>();
+    e.peer = rd.get<int>();
+    e.node = rd.get<int>();
+    e.round = rd.get<int>();
   }
   if (rd.pos != bytes.size()) throw std::runtime_error("sim: trailing bytes in the child process's result");
   return r;

@@ -9,18 +9,26 @@ namespace zepp {
 
 std::string task_label(const Task& t) {
   switch (t.kind) {
-    case TaskKind::Compute:
-      return "expert " + std::to_string(t.expert) + " (" + std::to_string(t.pairs.size()) + " tok)";
-    case TaskKind::PreReduce:
-      return "pre-reduce -> node " + std::to_string(t.node) + " (" + std::to_string(t.tokens.size()) + " tok)";
-    case TaskKind::FinalReduce: return "final reduce (" + std::to_string(t.tokens.size()) + " rows)";
+    case TaskKind::Compute: return "expert GEMM";
+    case TaskKind::PreReduce: return "pre-reduce";
+    case TaskKind::FinalReduce: return "final reduce";
     case TaskKind::Transfer:
-      if (t.phase == Phase::Weights) return "weights expert " + std::to_string(t.expert) + " -> gpu " + std::to_string(t.dst_gpu);
-      return std::string(to_string(t.phase)) + " " + to_string(t.hop) + " r" + std::to_string(t.round) + " -> gpu " +
-             std::to_string(t.dst_gpu) + " (" + std::to_string(t.tokens.size()) + " rows)";
+      if (t.phase == Phase::Weights) return "weights";
+      return std::string(to_string(t.phase)) + " " + to_string(t.hop);
     case TaskKind::Barrier: break;
   }
   return "barrier";
+}
+
+TimelineEvent task_event(const Task& t, const std::string& track, double start_s, double end_s) {
+  TimelineEvent e{t.gpu, track, task_label(t), start_s, end_s};
+  if (t.phase != Phase::Weights) e.rows = t.rows();
+  if (t.kind != TaskKind::Compute) e.bytes = t.bytes;
+  if (t.kind == TaskKind::Compute || t.phase == Phase::Weights) e.expert = t.expert;
+  if (t.kind == TaskKind::Transfer) e.peer = t.dst_gpu;
+  if (t.kind == TaskKind::PreReduce) e.node = t.node;
+  if (t.kind == TaskKind::Transfer && t.phase != Phase::Weights && t.round > 0) e.round = t.round;
+  return e;
 }
 
 }  // namespace zepp
@@ -96,7 +104,7 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
         g.compute_s += e - s;
       }
     }
-    if (want_timeline) r.timeline.push_back({t.gpu, track, task_label(t), s, e});
+    if (want_timeline) r.timeline.push_back(task_event(t, track, s, e));
   }
   double comm_total = 0, hidden = 0;
   for (int g = 0; g < n; ++g) {

@@ -40,6 +40,7 @@ struct Events {
   std::vector<TimelineEvent>* out;  // null: not recorded
   double t0;
   const char* phase;                // "dispatch" or "combine"
+  int hidden;                       // floats per row
 };
 
 // One exchange. Counts bytes per link class and hashes each block sent (peers in rank order).
@@ -47,12 +48,14 @@ void exchange(const Layout& l, const std::vector<float>& send, std::vector<float
               NicPacer& pacer, RankStats& st, MPI_Comm comm, const Events& ev) {
   const int n = int(l.send_counts.size());
   bool any_nic = false, sends_any = false;
+  double sent = 0;  // bytes this rank sends to others
   for (int d = 0; d < n; ++d) {
     if (d == me || l.send_counts[d] == 0) continue;
     const double bytes = double(l.send_counts[d]) * sizeof(float);
     (d / gpn == me / gpn ? st.nvlink_bytes : st.nic_bytes) += bytes;
     any_nic = any_nic || d / gpn != me / gpn;
     sends_any = true;
+    sent += bytes;
     ++st.messages;
     st.wire_hash = fnv1a(send.data() + l.send_displs[d], size_t(bytes), st.wire_hash);
   }
@@ -60,9 +63,12 @@ void exchange(const Layout& l, const std::vector<float>& send, std::vector<float
     const double begin = MPI_Wtime();
     MPI_Alltoallv(send.data(), l.send_counts.data(), l.send_displs.data(), MPI_FLOAT, recv.data(),
                   l.recv_counts.data(), l.recv_displs.data(), MPI_FLOAT, comm);
-    if (ev.out && sends_any)
-      ev.out->push_back({me, any_nic ? "nic-out" : "nvlink-out", std::string(ev.phase) + " all-to-allv", begin - ev.t0,
-                         MPI_Wtime() - ev.t0});
+    if (ev.out && sends_any) {
+      TimelineEvent e{me, any_nic ? "nic-out" : "nvlink-out", std::string(ev.phase) + " all-to-allv", begin - ev.t0,
+                      MPI_Wtime() - ev.t0};
+      e.bytes = sent;
+      ev.out->push_back(e);
+    }
     return;
   }
   std::vector<MPI_Request> reqs;
@@ -86,7 +92,9 @@ void exchange(const Layout& l, const std::vector<float>& send, std::vector<float
       while (MPI_Wtime() < depart) std::this_thread::sleep_for(std::chrono::duration<double>(std::min(depart - MPI_Wtime(), 100e-6)));
     }
     reqs.emplace_back();
-    sends.push_back({me, nic ? "nic-out" : "nvlink-out", std::string(ev.phase) + " -> gpu " + std::to_string(d), begin - ev.t0, 0});
+    TimelineEvent e{me, nic ? "nic-out" : "nvlink-out", std::string(ev.phase) + " send", begin - ev.t0, 0};
+    e.rows = l.send_counts[d] / ev.hidden, e.bytes = bytes, e.peer = d;
+    sends.push_back(e);
     MPI_Isend(send.data() + l.send_displs[d], l.send_counts[d], MPI_FLOAT, d, 0, comm, &reqs.back());
   }
   if (!ev.out) {
@@ -155,7 +163,7 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
       std::copy_n(x.data() + (p - my_first) / k * hidden, hidden, send.data() + cursor[d]);
       cursor[d] += hidden;
     }
-  exchange(fwd, send, recv, me, gpus_per_node, pacer, st, comm, {cfg.timeline ? &out.timeline : nullptr, t0, "dispatch"});
+  exchange(fwd, send, recv, me, gpus_per_node, pacer, st, comm, {cfg.timeline ? &out.timeline : nullptr, t0, "dispatch", hidden});
   st.dispatch_s = MPI_Wtime() - t0;
 
   // Compute: per expert, its pairs from every source; outputs land where combine sends them.
@@ -182,16 +190,18 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
     for (size_t r = 0; r < rows.size(); ++r)
       for (int h = 0; h < hidden; ++h) rows[r].second[h] = gate[e][r] * yout[r * hidden + h];
     st.pairs_computed += int64_t(rows.size());
-    if (cfg.timeline)
-      out.timeline.push_back({me, "compute", "expert " + std::to_string(e) + " (" + std::to_string(rows.size()) + " tok)",
-                              begin - t0, MPI_Wtime() - t0});
+    if (cfg.timeline) {
+      TimelineEvent ev{me, "compute", "expert GEMM", begin - t0, MPI_Wtime() - t0};
+      ev.rows = int64_t(rows.size()), ev.expert = e;
+      out.timeline.push_back(ev);
+    }
   }
   st.compute_s = MPI_Wtime() - c0;
 
   // Combine: outputs return in the order they came; each source sums its pairs in k order.
   const double b0 = MPI_Wtime();
   std::vector<float> got(back.recv_total);
-  exchange(back, ret, got, me, gpus_per_node, pacer, st, comm, {cfg.timeline ? &out.timeline : nullptr, t0, "combine"});
+  exchange(back, ret, got, me, gpus_per_node, pacer, st, comm, {cfg.timeline ? &out.timeline : nullptr, t0, "combine", hidden});
   const double sum_begin = MPI_Wtime();
   out.y.assign(size_t(my_last - my_first) / k * hidden, 0.0f);
   std::vector<int> at(back.recv_displs);
@@ -203,9 +213,11 @@ RankOutput execute_alltoallv(const RoutingBatch& batch, const Placement& placeme
     for (int h = 0; h < hidden; ++h) y[h] += o[h];
   }
   const double end = MPI_Wtime();
-  if (cfg.timeline)
-    out.timeline.push_back({me, "compute", "final reduce (" + std::to_string((my_last - my_first) / k) + " rows)",
-                            sum_begin - t0, end - t0});
+  if (cfg.timeline) {
+    TimelineEvent ev{me, "compute", "final reduce", sum_begin - t0, end - t0};
+    ev.rows = (my_last - my_first) / k;
+    out.timeline.push_back(ev);
+  }
   st.combine_s = end - b0;
   st.total_s = end - t0;
   return out;

@@ -226,7 +226,7 @@ void PlanRun::progress(bool block) {
     if (kind == Req::RecvData) unpack(task, pend_[idx[c]].buf);
     if (kind != Req::SendSignal) finish(task);
     if (kind == Req::SendData && cfg_.timeline)
-      timeline_.push_back({me_, t.link == Link::NIC ? "nic-out" : "nvlink-out", task_label(t), send_begin_[task], now()});
+      timeline_.push_back(task_event(t, t.link == Link::NIC ? "nic-out" : "nvlink-out", send_begin_[task], now()));
     if (kind == Req::RecvData || kind == Req::SendData) {
       if (t.phase == Phase::Dispatch) dispatch_end_ = now();
       if (t.phase == Phase::Combine) combine_end_ = now();
@@ -405,7 +405,7 @@ void PlanRun::run_compute(int32_t i) {
     }
     combine_end_ = now();
   }
-  if (cfg_.timeline) timeline_.push_back({me_, "compute", task_label(t), start, now()});
+  if (cfg_.timeline) timeline_.push_back(task_event(t, "compute", start, now()));
   finish(i);
 }
 

@@ -50,7 +50,8 @@ std::vector<TimelineEvent> gather_timeline(const std::vector<TimelineEvent>& min
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &n);
   nlohmann::json rows = nlohmann::json::array();
-  for (const TimelineEvent& e : mine) rows.push_back({e.gpu, e.track, e.name, e.start_s, e.end_s});
+  for (const TimelineEvent& e : mine)
+    rows.push_back({e.gpu, e.track, e.name, e.start_s, e.end_s, e.rows, e.bytes, e.expert, e.peer, e.node, e.round});
   const std::string text = rows.dump();
   int len = int(text.size());
   std::vector<int> lens(n), displs(n);
@@ -64,7 +65,8 @@ std::vector<TimelineEvent> gather_timeline(const std::vector<TimelineEvent>& min
   if (me != 0) return out;
   for (int r = 0; r < n; ++r)
     for (const auto& e : nlohmann::json::parse(all.substr(size_t(displs[r]), size_t(lens[r]))))
-      out.push_back({e[0].get<int>(), e[1].get<std::string>(), e[2].get<std::string>(), e[3].get<double>(), e[4].get<double>()});
+      out.push_back({e[0].get<int>(), e[1].get<std::string>(), e[2].get<std::string>(), e[3].get<double>(), e[4].get<double>(),
+                     e[5].get<int64_t>(), e[6].get<double>(), e[7].get<int>(), e[8].get<int>(), e[9].get<int>(), e[10].get<int>()});
   return out;
 }
 

@@ -2,9 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -51,18 +53,64 @@ std::string shell_quoted(const std::string& s) {
 
 }  // namespace
 
+std::vector<int> timeline_lanes(const std::vector<TimelineEvent>& events) {
+  // Greedy interval partitioning: events by start time, each onto the lowest lane of its (GPU,
+  // track) that is free by then. No two events of a lane overlap, so they nest trivially; the
+  // number of lanes is the most events of that track in flight at once (the optimum).
+  std::vector<size_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return events[a].start_s < events[b].start_s; });
+  std::map<std::pair<int, std::string>, std::vector<double>> lane_end;  // per (gpu, track): when each lane frees
+  std::vector<int> lane(events.size(), 0);
+  for (size_t i : order) {
+    auto& ends = lane_end[{events[i].gpu, events[i].track}];
+    size_t l = 0;
+    while (l < ends.size() && ends[l] > events[i].start_s) ++l;
+    if (l == ends.size()) ends.push_back(0);
+    ends[l] = std::max(events[i].start_s, events[i].end_s);
+    lane[i] = int(l);
+  }
+  return lane;
+}
+
 std::string chrome_trace_json(const LayerResult& result, int gpus_per_node) {
   require(gpus_per_node > 0, "gpus_per_node", "must be positive");
+  const std::vector<int> lane = timeline_lanes(result.timeline);
+  // Thread id of (track, lane): track * kLaneStride + lane, so a GPU's tracks sort compute, NVLink, NIC.
+  constexpr int kLaneStride = 1000;
+  std::map<std::pair<int, int>, int> lanes_used;  // (gpu, track) -> lanes
+  for (size_t i = 0; i < result.timeline.size(); ++i) {
+    int& n = lanes_used[{result.timeline[i].gpu, track_index(result.timeline[i].track)}];
+    n = std::max(n, std::min(lane[i], kLaneStride - 1) + 1);
+  }
   nlohmann::json events = nlohmann::json::array();
   for (int g = 0; g < num_gpus(result); ++g) {
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", g},
                       {"args", {{"name", "GPU " + std::to_string(g) + " (node " + std::to_string(g / gpus_per_node) + ")"}}}});
-    for (int t = 0; t < 3; ++t)
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", g}, {"tid", t}, {"args", {{"name", kTracks[t]}}}});
+    for (int t = 0; t < 3; ++t) {
+      const auto it = lanes_used.find({g, t});
+      const int n = it == lanes_used.end() ? 1 : it->second;
+      for (int l = 0; l < n; ++l) {
+        const int tid = t * kLaneStride + l;
+        const std::string name = l == 0 ? kTracks[t] : std::string(kTracks[t]) + " " + std::to_string(l + 1);
+        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", g}, {"tid", tid}, {"args", {{"name", name}}}});
+        events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", g}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+      }
+    }
   }
-  for (const TimelineEvent& e : result.timeline)
-    events.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.track}, {"pid", e.gpu}, {"tid", track_index(e.track)},
-                      {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}});
+  for (size_t i = 0; i < result.timeline.size(); ++i) {
+    const TimelineEvent& e = result.timeline[i];
+    nlohmann::json args = nlohmann::json::object();
+    if (e.rows >= 0) args["rows"] = e.rows;
+    if (e.bytes >= 0) args["bytes"] = e.bytes;
+    if (e.expert >= 0) args["expert"] = e.expert;
+    if (e.peer >= 0) args["peer"] = e.peer;
+    if (e.node >= 0) args["node"] = e.node;
+    if (e.round >= 0) args["round"] = e.round;
+    events.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.track}, {"pid", e.gpu},
+                      {"tid", track_index(e.track) * kLaneStride + std::min(lane[i], kLaneStride - 1)},
+                      {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}, {"args", args}});
+  }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump();
 }
 

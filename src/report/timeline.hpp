@@ -4,14 +4,21 @@
 // (compute, NVLink out, NIC out), in the spirit of the paper's Figure 13.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "exec/result.hpp"
 
 namespace zepp {
 
-// Chrome trace-event JSON: one process per GPU ("GPU g (node n)"), threads 0 compute,
-// 1 nvlink-out, 2 nic-out; complete events ("ph": "X") with ts/dur in microseconds.
+// Chrome trace-event JSON: one process per GPU ("GPU g (node n)"), a thread per lane of each track
+// (compute, nvlink-out, nic-out; concurrent transfers of one track on lanes "nic-out 2", ...,
+// timeline_lanes), so slices on one thread never overlap and Perfetto shows them all; complete
+// events ("ph": "X") with ts/dur in microseconds, named by kind ("dispatch put", "expert GEMM"),
+// with rows, bytes, expert, peer, node and round in "args" where they apply.
 // gpus_per_node > 0 (ArgumentError "gpus_per_node").
+// Lane of each event within its (GPU, track): the lowest lane free when it starts.
+std::vector<int> timeline_lanes(const std::vector<TimelineEvent>& events);
+
 std::string chrome_trace_json(const LayerResult& result, int gpus_per_node);
 
 // Writes chrome_trace_json to `path`. Throws ArgumentError("path: ...") if it cannot be written.

@@ -18,14 +18,14 @@ struct Put {
   double start, end;
 };
 
-// (gpu, phase) -> the NIC puts it sent, read back from the timeline's event names.
+// (gpu, phase) -> the NIC puts it sent, read back from the timeline's event names and rounds.
 std::map<std::pair<int, std::string>, std::vector<Put>> puts_by_nic(const LayerResult& r) {
   std::map<std::pair<int, std::string>, std::vector<Put>> out;
   for (const TimelineEvent& e : r.timeline) {
     char phase[16];
-    int round = 0;
-    if (e.track != "nic-out" || std::sscanf(e.name.c_str(), "%15s put r%d", phase, &round) != 2) continue;
-    out[{e.gpu, phase}].push_back({round, e.start_s, e.end_s});
+    if (e.track != "nic-out" || std::sscanf(e.name.c_str(), "%15s put", phase) != 1 || e.name.find(" put") == std::string::npos)
+      continue;
+    out[{e.gpu, phase}].push_back({e.round, e.start_s, e.end_s});
   }
   return out;
 }

@@ -132,7 +132,8 @@ TEST(Sim, ComputeStreamRunsLowestPriorityFirstAndOneAtATime) {
   h.compute(0, 20, {}, 2);  // 0.96 s
   h.compute(0, 10, {}, 1);  // 0.48 s, runs first
   const LayerResult r = h.run();
-  EXPECT_EQ(event(r, 0, "compute", 0).name, "expert -1 (10 tok)");
+  EXPECT_EQ(event(r, 0, "compute", 0).name, "expert GEMM");
+  EXPECT_EQ(event(r, 0, "compute", 0).rows, 10);
   EXPECT_NEAR(event(r, 0, "compute", 0).end_s, 0.48, 1e-9);
   EXPECT_NEAR(event(r, 0, "compute", 1).start_s, 0.48, 1e-9);
   EXPECT_NEAR(r.latency_s, 1.44, 1e-9);

@@ -56,10 +56,15 @@ TEST(SimPhases, TaskLabelsNameWhatTheTimelineShows) {
   Task t = make(TaskKind::Compute, Phase::Compute, 0, 0, {});
   t.expert = 17;
   t.pairs = {1, 2, 3};
-  EXPECT_EQ(task_label(t), "expert 17 (3 tok)");
+  EXPECT_EQ(task_label(t), "expert GEMM");
+  const TimelineEvent te = task_event(t, "compute", 1, 2);
+  EXPECT_EQ(te.rows, 3);
+  EXPECT_EQ(te.expert, 17);
+  EXPECT_EQ(te.peer, -1);
   Task f = make(TaskKind::FinalReduce, Phase::Combine, 0, 0, {});
   f.tokens = {4, 5};
-  EXPECT_EQ(task_label(f), "final reduce (2 rows)");
+  EXPECT_EQ(task_label(f), "final reduce");
+  EXPECT_EQ(task_event(f, "compute", 0, 1).rows, 2);
 }
 
 }  // namespace

@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "../plan/fixture.hpp"
+#include "../common/chrome_trace_check.hpp"
 #include "core/error.hpp"
 #include "exec/sim.hpp"
 #include "report/timeline.hpp"
@@ -19,9 +23,10 @@ namespace {
 LayerResult two_event_result() {
   LayerResult r;
   r.gpus.resize(2);
-  r.timeline = {{0, "compute", "expert 3 (7 tok)", 0.001, 0.0025}, {1, "nic-out", "dispatch put r1 -> gpu 0", 0.0, 0.002}};
+  r.timeline = {{0, "compute", "expert GEMM", 0.001, 0.0025, 7, -1, 3}, {1, "nic-out", "dispatch put", 0.0, 0.002, 5, 1e4, -1, 0, -1, 1}};
   return r;
 }
+
 
 TEST(ChromeTrace, OneProcessPerGpuThreadsPerTrackTimesInMicroseconds) {
   const auto j = nlohmann::json::parse(chrome_trace_json(two_event_result(), 1));
@@ -34,7 +39,7 @@ TEST(ChromeTrace, OneProcessPerGpuThreadsPerTrackTimesInMicroseconds) {
     if (e["ph"] == "X") spans.push_back(e);
   }
   EXPECT_EQ(names, 2);
-  EXPECT_EQ(threads, 6);
+  EXPECT_EQ(threads, 6);  // one lane per track: nothing overlaps
   ASSERT_EQ(spans.size(), 2u);
   EXPECT_EQ(spans[0]["pid"], 0);
   EXPECT_EQ(spans[0]["tid"], 0);
@@ -42,8 +47,49 @@ TEST(ChromeTrace, OneProcessPerGpuThreadsPerTrackTimesInMicroseconds) {
   EXPECT_NEAR(spans[0]["dur"].get<double>(), 1500.0, 1e-9);
   EXPECT_EQ(spans[1]["pid"], 1);
   EXPECT_EQ(spans[1]["tid"], 2);  // nic-out
-  EXPECT_EQ(spans[1]["name"], "dispatch put r1 -> gpu 0");
+  EXPECT_EQ(spans[1]["name"], "dispatch put");
+  EXPECT_EQ(spans[1]["args"], (nlohmann::json{{"rows", 5}, {"bytes", 1e4}, {"peer", 0}, {"round", 1}}));
+  EXPECT_EQ(spans[0]["args"], (nlohmann::json{{"rows", 7}, {"expert", 3}}));
   EXPECT_THROW(chrome_trace_json(two_event_result(), 0), ArgumentError);
+}
+
+// Concurrent transfers of one NIC go to lanes of their own: slices on one thread never partially
+// overlap, and each lane is as full as it can be (3 in flight at most -> 3 lanes).
+TEST(ChromeTrace, ConcurrentTransfersOnSeparateLanes) {
+  LayerResult r;
+  r.gpus.resize(1);
+  r.timeline = {{0, "nic-out", "dispatch put", 0.0, 0.004}, {0, "nic-out", "dispatch put", 0.001, 0.003},
+                {0, "nic-out", "dispatch put", 0.002, 0.006}, {0, "nic-out", "combine put", 0.004, 0.005},
+                {0, "nic-out", "combine put", 0.0035, 0.0045}};
+  EXPECT_EQ(timeline_lanes(r.timeline), (std::vector<int>{0, 1, 2, 0, 1}));
+  const auto j = nlohmann::json::parse(chrome_trace_json(r, 1));
+  EXPECT_EQ(test::partial_overlaps(j), 0);
+  std::set<std::string> lanes;
+  for (const auto& e : j["traceEvents"])
+    if (e["name"] == "thread_name") lanes.insert(e["args"]["name"].get<std::string>());
+  EXPECT_EQ(lanes, (std::set<std::string>{"compute", "nvlink-out", "nic-out", "nic-out 2", "nic-out 3"}));
+}
+
+// A simulated layer (2 nodes x 2 GPUs, top-2, most pairs remote): no slice partially overlaps
+// another on its thread; names are kinds with the counts in args. (Real traces: tests/cli.)
+TEST(ChromeTrace, SimulatedZeppLayerNests) {
+  const Topology topo = test::small_topology(2, 2);
+  const RoutingBatch batch = test::make_batch(4, 2, {{{2, 3}, {3, 1}, {0, 2}}, {{3, 0}, {2, 1}}, {{0, 1}, {1, 3}}, {{1, 2}, {0, 3}}});
+  const Placement placement = test::identity_placement(4);
+  PlanOptions po;
+  const CommPlan plan = build_comm_plan(batch, placement, test::first_replica(batch, placement), topo, test::small_model(4, 2), po);
+  const LayerResult r = simulate_plan(plan, topo, true);
+  ASSERT_FALSE(r.timeline.empty());
+  const auto j = nlohmann::json::parse(chrome_trace_json(r, topo.gpus_per_node));
+  EXPECT_EQ(test::partial_overlaps(j), 0);
+  std::set<std::string> names;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X") {
+      names.insert(e["name"].get<std::string>());
+      EXPECT_TRUE(e["args"].contains("rows") || e["name"] == "weights") << e.dump();
+    }
+  EXPECT_LE(names.size(), 12u) << "names are kinds, not one per event";
+  EXPECT_TRUE(names.count("expert GEMM"));
 }
 
 TEST(GanttSvg, GnuplotDrawsEveryLane) {

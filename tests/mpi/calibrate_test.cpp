@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../cli/run_zepp.hpp"
+#include "../common/chrome_trace_check.hpp"
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"
 #include "plan/comm_plan.hpp"
@@ -71,9 +72,11 @@ TEST(RunTimeline, ChromeTraceWithOneTrackPerRank) {
   std::set<std::string> tracks;
   bool expert = false;
   for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X") tracks.insert(e["cat"].get<std::string>()), expert = expert || e["name"].get<std::string>().rfind("expert ", 0) == 0;
+    if (e["ph"] == "X") tracks.insert(e["cat"].get<std::string>()), expert = expert || e["name"] == "expert GEMM";
   EXPECT_EQ(tracks, (std::set<std::string>{"compute", "nvlink-out", "nic-out"}));
   EXPECT_TRUE(expert);
+  // Perfetto shows every slice: none partially overlaps another on its thread (issue 26).
+  for (const std::string label : {"a2av", "zepp"}) EXPECT_EQ(test::partial_overlaps(read_json(stem + "-" + label + ".json")), 0) << label;
 }
 
 class Calibrated : public ::testing::Test {

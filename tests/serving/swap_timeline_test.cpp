@@ -39,18 +39,16 @@ TEST(SwapTimeline, ComputeWaitsForSwappedWeightsOnly) {
   weights_after_dispatch(plan);
   const LayerResult res = simulate_plan(plan, topo, true);
 
-  // "weights expert E -> gpu D" ends at arrival; "expert E (n tok)" on gpu D is its computation.
+  // A "weights" event (expert E, peer D) ends at arrival; an "expert GEMM" of E on gpu D is its computation.
   std::map<std::pair<int, int>, double> arrival;
   for (const TimelineEvent& e : res.timeline) {
-    int expert = -1, gpu = -1;
-    if (std::sscanf(e.name.c_str(), "weights expert %d -> gpu %d", &expert, &gpu) == 2) arrival[{expert, gpu}] = e.end_s;
+    if (e.name == "weights") arrival[{e.expert, e.peer}] = e.end_s;
   }
   ASSERT_EQ(arrival.size(), s.weight_moves.size());
   int waited = 0, ran_meanwhile = 0;
   for (const TimelineEvent& e : res.timeline) {
-    int expert = -1;
-    if (e.track != "compute" || std::sscanf(e.name.c_str(), "expert %d (", &expert) != 1) continue;
-    const auto it = arrival.find({expert, e.gpu});
+    if (e.track != "compute" || e.name != "expert GEMM") continue;
+    const auto it = arrival.find({e.expert, e.gpu});
     if (it != arrival.end()) {
       EXPECT_GE(e.start_s, it->second) << e.name << " on gpu " << e.gpu;
       ++waited;

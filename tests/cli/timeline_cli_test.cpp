@@ -1,0 +1,48 @@
+// `zepp simulate --timeline` on a real trace writes Chrome trace JSON that Perfetto shows whole
+// (issue 26): no slice partially overlaps another on its thread, names are kinds with the counts in
+// "args" (the same check on MPI timelines: tests/mpi/calibrate_test.cpp).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "../common/chrome_trace_check.hpp"
+#include "cli/run_zepp.hpp"
+
+namespace zepp::testing {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(SimulateTimeline, ZeppOnDeepSeekNestsAndNamesKinds) {
+  const std::string trace = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+  if (!fs::exists(trace)) GTEST_SKIP() << trace << " is absent";
+  const fs::path dir = fs::path(::testing::TempDir()) / ("zepp-timeline-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto r = run_zepp("simulate --trace " + trace + " --model deepseek-v2-lite --nodes 4 --gpus-per-node 4 --strategies a2av,zepp "
+                          "--optimum off --format csv --timeline " + (dir / "t.json").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* label : {"a2av", "zepp"}) {
+    std::ifstream in(dir / (std::string("t-") + label + ".json"));
+    const auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(zepp::test::partial_overlaps(j), 0) << label;
+    std::set<std::string> names;
+    size_t slices = 0;
+    for (const auto& e : j["traceEvents"])
+      if (e["ph"] == "X") {
+        ++slices;
+        names.insert(e["name"].get<std::string>());
+        EXPECT_TRUE(e["args"].contains("rows")) << e.dump();
+      }
+    EXPECT_GT(slices, 100u) << label;
+    EXPECT_LE(names.size(), 12u) << label << ": names are kinds, not one per event";
+    EXPECT_TRUE(names.count("expert GEMM")) << label;
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace zepp::testing
