@@ -1,5 +1,7 @@
 #include "core/provenance.hpp"
 
+#include <algorithm>
+
 #include "core/version.hpp"
 
 namespace zepp {

@@ -6,12 +6,15 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <vector>
 
-#include "cli/run_zepp.hpp"
+#include "run_zepp.hpp"
 
 namespace zepp::testing {
 namespace {
