@@ -162,14 +162,26 @@ TEST(Sweep, RejectsBadOptions) {
     std::ofstream f(opt.csv_path);
     ResultRow r;
     r.experiment = "fig9";
-    f << csv_header() << csv_line(r);
+    f << provenance_line() << csv_header() << csv_line(r);
   }
   opt.resume = true;
   try {
     run_sweep(tiny_spec(), opt);
     FAIL() << "expected ArgumentError";
   } catch (const ArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("holds results of fig9"), std::string::npos) << e.what();
+  }
+  // Resume on a CSV another program (commit) made, or one without a provenance line: refused,
+  // rows of two programs never share a file.
+  for (const std::string first : {"# made by zepp 0.0.1 (commit " + std::string(40, 'f') + ") with: zepp experiment fig10\n",
+                                  std::string()}) {
+    std::ofstream(opt.csv_path) << first << csv_header();
+    try {
+      run_sweep(tiny_spec(), opt);
+      FAIL() << "expected ArgumentError";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("would mix results of two programs"), std::string::npos) << e.what();
+    }
   }
 }
 
