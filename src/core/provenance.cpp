@@ -23,7 +23,10 @@ std::string shell_word(const std::string& w) {
 
 void set_command_line(int argc, const char* const* argv) {
   g_command = "zepp";
-  for (int i = 1; i < argc; ++i) g_command += " " + shell_word(argv[i]);
+  for (int i = 1; i < argc; ++i) {  // appended piecewise: GCC 12 misfires -Wrestrict on " " + string&&
+    g_command += ' ';
+    g_command += shell_word(argv[i]);
+  }
 }
 
 const std::string& command_line() { return g_command; }

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -53,6 +55,9 @@ std::string shell_quoted(const std::string& s) {
 
 }  // namespace
 
+// Times as whole nanoseconds, as Perfetto stores them: lanes are decided on what it will see.
+static int64_t ns(double seconds) { return std::llround(seconds * 1e9); }
+
 std::vector<int> timeline_lanes(const std::vector<TimelineEvent>& events) {
   // Greedy interval partitioning: events by start time, each onto the lowest lane of its (GPU,
   // track) that is free by then. No two events of a lane overlap, so they nest trivially; the
@@ -60,14 +65,14 @@ std::vector<int> timeline_lanes(const std::vector<TimelineEvent>& events) {
   std::vector<size_t> order(events.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return events[a].start_s < events[b].start_s; });
-  std::map<std::pair<int, std::string>, std::vector<double>> lane_end;  // per (gpu, track): when each lane frees
+  std::map<std::pair<int, std::string>, std::vector<int64_t>> lane_end;  // per (gpu, track): when each lane frees
   std::vector<int> lane(events.size(), 0);
   for (size_t i : order) {
     auto& ends = lane_end[{events[i].gpu, events[i].track}];
     size_t l = 0;
-    while (l < ends.size() && ends[l] > events[i].start_s) ++l;
+    while (l < ends.size() && ends[l] > ns(events[i].start_s)) ++l;
     if (l == ends.size()) ends.push_back(0);
-    ends[l] = std::max(events[i].start_s, events[i].end_s);
+    ends[l] = std::max(ns(events[i].start_s), ns(events[i].end_s));
     lane[i] = int(l);
   }
   return lane;
@@ -109,7 +114,8 @@ std::string chrome_trace_json(const LayerResult& result, int gpus_per_node) {
     if (e.round >= 0) args["round"] = e.round;
     events.push_back({{"ph", "X"}, {"name", e.name}, {"cat", e.track}, {"pid", e.gpu},
                       {"tid", track_index(e.track) * kLaneStride + std::min(lane[i], kLaneStride - 1)},
-                      {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6}, {"args", args}});
+                      {"ts", double(ns(e.start_s)) / 1e3}, {"dur", double(ns(e.end_s) - ns(e.start_s)) / 1e3},
+                      {"args", args}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump();
 }
