@@ -121,7 +121,8 @@ TEST(GanttSvg, GnuplotDrawsEveryLane) {
   const std::string json = (dir / "layer.json").string();
   write_chrome_trace(r, 2, json);
   size_t slices = 0;
-  for (const auto& e : nlohmann::json::parse(std::ifstream(json))["traceEvents"]) slices += e["ph"] == "X";
+  const auto trace = nlohmann::json::parse(std::ifstream(json));  // named: a range-for over a temporary's member dangles
+  for (const auto& e : trace["traceEvents"]) slices += e["ph"] == "X";
   EXPECT_EQ(slices, r.timeline.size());
   std::filesystem::remove_all(dir);
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/version.hpp"
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/fig11.hpp"
@@ -58,7 +59,11 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   ASSERT_EQ(run_sweep(spec, opt), 1);
 
   const std::string text = slurp(opt.csv_path);
-  EXPECT_EQ(text.substr(0, text.find('\n') + 1), csv_header());
+  // Line 1 says which program made it (core/provenance.hpp), line 2 is the header.
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1), provenance_line());
+  EXPECT_NE(text.find(std::string("(commit ") + git_commit() + ")"), std::string::npos) << text;
+  const std::string body = text.substr(text.find('\n') + 1);
+  EXPECT_EQ(body.substr(0, body.find('\n') + 1), csv_header());
   EXPECT_EQ(csv_header(),
             "experiment,workload,model,trace,synthetic,layer,topology,nodes,gpus,size_mb,tokens_per_gpu,strategy,"
             "latency_us,speedup_vs_a2av,inter_node_bytes,nvlink_bytes,max_nic_bytes,imbalance,comm_hidden_fraction,"

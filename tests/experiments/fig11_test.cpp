@@ -39,7 +39,7 @@ TEST(Fig11, CsvRoundTripsAndRejectsBadRows) {
     read_fig11(p.string());
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(":10:"), std::string::npos) << e.what();  // names the line
+    EXPECT_NE(std::string(e.what()).find(":11:"), std::string::npos) << e.what();  // names the line (after the provenance line)
   }
   EXPECT_THROW(read_fig11((p.string() + ".absent")), InputError);
 }
