@@ -123,7 +123,7 @@ TEST(GanttSvg, GnuplotDrawsEveryLane) {
   size_t slices = 0;
   const auto trace = nlohmann::json::parse(std::ifstream(json));  // named: a range-for over a temporary's member dangles
   for (const auto& e : trace["traceEvents"]) slices += e["ph"] == "X";
-  EXPECT_EQ(slices, r.timeline.size());
+  EXPECT_EQ(slices, r.timeline.size()) << trace.dump().substr(0, 400);
   std::filesystem::remove_all(dir);
 }
 
