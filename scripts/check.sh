@@ -3,6 +3,7 @@
 #   bash scripts/check.sh sanitize         every C++ test under AddressSanitizer + UBSan (build-sanitize/)
 #   bash scripts/check.sh sanitize-ci      only the reader, routing and fuzz-replay tests (what CI runs)
 #   bash scripts/check.sh fuzz [SECONDS]   each libFuzzer harness for SECONDS (default 60), clang (build-fuzz/)
+#   bash scripts/check.sh ci [SECONDS]     CI's short mode: sanitize-ci, then fuzz SECONDS (default 60) per harness
 # Exit status non-zero on any test failure, sanitizer report or fuzzer crash. Fuzzing needs clang
 # and is not part of CI (apt-get install clang); crashes land in build-fuzz/crashes/<harness>/:
 # copy each into tests/fuzz/crashes/<harness>/ with its fix, and test_fuzz replays it from then on.
@@ -79,8 +80,19 @@ case "$mode" in
     done
     exit $failed
     ;;
+  ci)
+    # Each part timed on its own: README "Checks" keeps the figures seen on CI's 2 cores.
+    seconds=${2:-60}
+    start=$(date +%s)
+    bash "$0" sanitize-ci
+    mid=$(date +%s)
+    bash "$0" fuzz "$seconds"
+    end=$(date +%s)
+    echo "check.sh ci: sanitize-ci $(( mid - start )) s, fuzz $(( end - mid )) s, total $(( end - start )) s" \
+         "(load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+    ;;
   *)
-    echo "usage: scripts/check.sh sanitize | sanitize-ci | fuzz [SECONDS]" >&2
+    echo "usage: scripts/check.sh sanitize | sanitize-ci | fuzz [SECONDS] | ci [SECONDS]" >&2
     exit 2
     ;;
 esac

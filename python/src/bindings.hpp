@@ -33,5 +33,6 @@ void bind_routing(pb::module_& m);
 void bind_formats(pb::module_& m);
 void bind_simulate(pb::module_& m);
 void bind_trace(pb::module_& m);
+void bind_limits(pb::module_& m);
 
 }  // namespace zepp::py

@@ -20,4 +20,5 @@ PYBIND11_MODULE(_zepp, m) {
   zepp::py::bind_formats(m);
   zepp::py::bind_simulate(m);
   zepp::py::bind_trace(m);
+  zepp::py::bind_limits(m);
 }

@@ -45,6 +45,7 @@ std::string simulate(const pb::dict& s) {
   w.workload.history_fraction = s["history_fraction"].cast<double>();
   w.workload.zipf = s["zipf"].cast<double>();
   w.workload.dataset = s["dataset"].cast<std::string>();
+  w.max_minutes = s["max_seconds"].cast<double>() / 60;
 
   StrategyOptions opt;
   opt.extra_slots = s["extra_slots"].cast<int>();
@@ -69,9 +70,20 @@ std::string simulate(const pb::dict& s) {
   else throw ArgumentError("executor: expected sim or estimate, got '" + executor + "'");
   require(opt.eplb_groups >= 0 && opt.eplb_groups <= w.model_shape().num_experts, "eplb_groups",
           "expected 0 (automatic) or at most the expert count " + std::to_string(w.model_shape().num_experts));
-  for (const auto& name : names) check_strategy_fits(name, w.model_shape(), w.cluster(), opt);
   w.strategies = int(names.size());
-  cli::ResolvedWorkload r = cli::resolve(w);
+  w.zepp_placement = cli::packs_with_zepp(names);
+  try {
+    cli::check_cost(w, w.model_shape(), w.cluster());  // before the placement checks, which place a uniform load
+  } catch (const ArgumentError& e) {  // the size arguments, not the program's budget flags
+    std::string what = e.what();
+    for (const std::string flag : {"--max-memory", "--max-minutes"}) {
+      if (what.rfind(flag, 0) == 0) what = "num_experts, nodes, gpus_per_node, size_mb or strategies" + what.substr(flag.size());
+      if (auto at = what.find(" (or raise " + flag); at != std::string::npos) what.erase(at);
+    }
+    throw ArgumentError(what);
+  }
+  for (const auto& name : names) check_strategy_fits(name, w.model_shape(), w.cluster(), opt);
+  cli::ResolvedWorkload r = cli::resolve(w);  // repeats check_cost: cheap
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
   return summary_json(r.workload, r.model, r.topo, executor, outcomes).dump();

@@ -1,14 +1,58 @@
 """Argument checks shared by the public functions: every failure is a ValueError naming the argument."""
 
+import math
 import operator
 import os
-import resource
 
 import numpy as np
+
+import _zepp
 
 from ._tensors import host
 
 INT32_MAX = 2**31 - 1
+
+# CPU seconds one call may take: calls whose sizes give a longer estimate (pipeline/cost.hpp, the
+# estimate `zepp` makes) are refused before any work. ZEPP_MAX_SECONDS overrides it.
+SECONDS_BUDGET = 60.0
+
+
+def seconds_budget():
+    text = os.environ.get("ZEPP_MAX_SECONDS")
+    if text is None:
+        return SECONDS_BUDGET
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"ZEPP_MAX_SECONDS: expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def check_placement(layers, experts, slots, gpus, zepp, name):
+    """ValueError naming `name` when placing `slots` replicas of `experts` experts per layer on
+    `gpus` GPUs for `layers` layers needs more memory or time than this process has (the C++
+    estimate of pipeline/cost.hpp, shared with `zepp place`): checked before any copy."""
+    _zepp.check_placement_cost(float(layers), float(experts), float(slots), float(gpus), bool(zepp), seconds_budget(),
+                               name, "pass fewer layers or experts in weight, or a smaller num_replicas")
+
+
+def check_routing(slots, experts, gpus, pairs, name):
+    """ValueError naming `name` when routing `pairs` (token, k) pairs over a layer of `slots` slots
+    of `experts` experts on `gpus` GPUs does not fit (pipeline/cost.hpp): checked before any copy."""
+    _zepp.check_routing_cost(float(slots), float(experts), float(gpus), float(pairs), seconds_budget(), name,
+                             "route fewer tokens per call, or check phy2log and num_gpus")
+
+
+def shape_of(value):
+    """The shape of an array-like that has one (numpy array, torch tensor) without converting it,
+    else None (a list: numpy must read it to know)."""
+    shape = getattr(value, "shape", None)
+    try:
+        return tuple(int(n) for n in shape) if shape is not None else None
+    except TypeError:
+        return None
 
 
 def count(value, name, minimum=1, maximum=INT32_MAX):
@@ -29,15 +73,8 @@ def count(value, name, minimum=1, maximum=INT32_MAX):
 
 def memory_budget():
     """Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above
-    the current address space when that is less (pipeline/cost.cpp does the same in C++)."""
-    page = os.sysconf("SC_PAGE_SIZE")
-    budget = os.sysconf("SC_PHYS_PAGES") * page
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        with open("/proc/self/statm") as f:
-            used = int(f.read().split()[0]) * page
-        budget = min(budget, max(0, soft - used))
-    return budget
+    the current address space when that is less (pipeline/cost.cpp, shared with `zepp`)."""
+    return _zepp.memory_budget_bytes()
 
 
 def fits(nbytes, name, what):
@@ -54,7 +91,17 @@ def array(value, name, ndim, integer):
     dimensions (a tensor through _tensors.host: CPU ones read in place, others copied to the host).
 
     integer=True requires integer entries (returned as int64), else real numbers (float64); both
-    must be finite. NaN or inf raise, as does anything numpy cannot convert."""
+    must be finite. NaN or inf raise, as does anything numpy cannot convert. An array whose copy
+    would not fit in memory -- a broadcast view with zero strides can stand for far more values
+    than it holds -- raises before it is copied."""
+    shape = shape_of(value)
+    if shape is not None:
+        if len(shape) != ndim:
+            raise ValueError(f"{name}: expected a {ndim}-D array, got shape {shape}")
+        values = math.prod(shape)
+        strides = getattr(value, "strides", None) or ()
+        view = " (a broadcast view with zero strides: copying it materialises every value)" if 0 in strides else ""
+        fits(8 * values, name, f"copying the {values:,} values of shape {shape}{view}")
     try:
         a = np.asarray(host(value))
     except Exception as e:  # numpy reports what it could not convert; keep the argument's name

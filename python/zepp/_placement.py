@@ -4,27 +4,29 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, count, fits
+from ._args import array, check_placement, count, shape_of
 from ._tensors import Caller
 
 
-def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus):
+def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy):
+    P, groups = count(num_replicas, "num_replicas"), count(num_groups, "num_groups")
+    nodes, gpus = count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus")
+    shape = shape_of(weight)  # sizes checked before numpy copies anything (a broadcast view may be huge)
+    if shape is not None and len(shape) == 2:
+        check_placement(shape[0], shape[1], P, gpus, policy == "zepp", "weight")
     w = array(weight, "weight", 2, integer=False)
     if w.shape[0] == 0 or w.shape[1] == 0:
         raise ValueError(f"weight: expected at least one layer and one expert, got shape {w.shape}")
+    check_placement(w.shape[0], w.shape[1], P, gpus, policy == "zepp", "weight")
     if np.any(w < 0):
         raise ValueError("weight: expected loads >= 0")
-    return (w, count(num_replicas, "num_replicas"), count(num_groups, "num_groups"),
-            count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus"))
+    return w, P, groups, nodes, gpus
 
 
 def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy):
     """(phy2log [L,P], log2phy [L,E,X], logcnt [L,E]) as int64, X the most replicas; the shared core
     of rebalance_experts and the vLLM policy (which pads log2phy to P-E+1)."""
-    w, P, groups, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus)
-    L, E = w.shape
-    # phy2log [L, P], logcnt [L, E] and log2phy [L, E, P - E + 1] as int64, in C++ and handed to numpy.
-    fits(16 * L * (P + E + E * max(1, P - E + 1)), "num_replicas", f"placing {P} slots for {E} experts on {L} layers")
+    w, P, groups, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
     if policy == "eplb":
         # EPLB computes in float32 (weight.float()); so does the C++ rule, for identical ties.
         return _zepp.eplb_rebalance(w.astype(np.float32), P, groups, nodes, gpus)
@@ -37,6 +39,15 @@ def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy
         raise ValueError(f"num_replicas: expected num_gpus x S slots with {base} <= S <= E = {E} "
                          f"(an expert has at most one replica per GPU), got {P} on {gpus} GPUs")
     return _zepp.place_zepp_layers(w, nodes, gpus // nodes, P // gpus - base)
+
+
+def _bytes(value, name, expected):
+    """`value` as a finite float >= 0, else TypeError (not a number) or ValueError naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected {expected}, got {value!r}")
+    if not np.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{name}: expected {expected}, got {value!r}")
+    return float(value)
 
 
 def _ranks(value, num_gpus):
@@ -71,21 +82,11 @@ def _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes, max
             raise ValueError(f"previous: expected expert ids in [0, {E}), got [{prev.min()}, {prev.max()}]")
         prev = prev.astype(np.int32)
     failed = _ranks(failed_ranks, gpus)
-    try:
-        bytes_ = float(expert_bytes)
-    except (TypeError, ValueError):
-        raise ValueError(f"expert_bytes: expected a number of bytes >= 0, got {expert_bytes!r}") from None
-    if not np.isfinite(bytes_) or bytes_ < 0:
-        raise ValueError(f"expert_bytes: expected a number of bytes >= 0, got {expert_bytes!r}")
+    bytes_ = _bytes(expert_bytes, "expert_bytes", "a number of bytes >= 0")
     if max_moved_bytes is None:
         budget = -1.0
     else:
-        try:
-            budget = float(max_moved_bytes)
-        except (TypeError, ValueError):
-            raise ValueError(f"max_moved_bytes: expected bytes >= 0 or None, got {max_moved_bytes!r}") from None
-        if not np.isfinite(budget) or budget < 0:
-            raise ValueError(f"max_moved_bytes: expected bytes >= 0 or None, got {max_moved_bytes!r}")
+        budget = _bytes(max_moved_bytes, "max_moved_bytes", "bytes >= 0 or None")
         if previous is None:
             raise ValueError("max_moved_bytes: needs previous (the placement moves are counted from)")
     try:
@@ -186,13 +187,19 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         surviving ranks for every expert.
     """
     caller = Caller(weight)
+    _bytes(expert_bytes, "expert_bytes", "a number of bytes >= 0")
+    if max_moved_bytes is not None:
+        _bytes(max_moved_bytes, "max_moved_bytes", "bytes >= 0 or None")
     stable = previous is not None or failed_ranks is not None or return_moves
+    if not stable and (expert_bytes != 0 or max_moved_bytes is not None):
+        raise ValueError("expert_bytes, max_moved_bytes: only act with policy 'zepp' and previous, failed_ranks or "
+                         "return_moves (they weigh moves from a placement); leave them out or add those")
     if not stable or policy != "zepp":
         if stable:
             raise ValueError(f"policy: previous, failed_ranks and return_moves need policy 'zepp', got {policy!r}")
         phy2log, log2phy, logcnt = placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
         return caller.give_all((phy2log, log2phy[:, :, : int(logcnt.max())].copy(), logcnt))
-    w, P, _, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus)
+    w, P, _, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
     phy2log, survivors, moves, imbalance = _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes,
                                                            max_moved_bytes)
     log2phy, logcnt = _maps(phy2log, w.shape[1])

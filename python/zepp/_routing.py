@@ -7,14 +7,17 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, count, fits
+from ._args import array, check_routing, count, shape_of
 from ._tensors import Caller, host, is_tensor
 
 
 def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
     """Validated (phy2log as int32, E, nodes, gpus, slack) for a Router."""
-    phy = array(phy2log, "phy2log", 1, integer=True)
     nodes, gpus = count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus")
+    shape = shape_of(phy2log)  # sizes checked before numpy copies anything (E <= P slots)
+    if shape is not None and len(shape) == 1:
+        check_routing(shape[0], shape[0], gpus, 0, "phy2log")
+    phy = array(phy2log, "phy2log", 1, integer=True)
     try:
         slack = float(balance_slack)
     except (TypeError, ValueError):
@@ -31,7 +34,7 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
     E = int(phy.max()) + 1
     # Routing keeps per (GPU, expert) demand and quotas and per slot its tables: checked before
     # they are allocated, so a count typed wrong fails at once (2**20 GPUs asked for 2 TiB).
-    fits(8 * (3 * gpus * E + 2 * P), "num_gpus", f"routing over {gpus} GPUs x {E} experts")
+    check_routing(P, E, gpus, 0, "num_gpus")
     missing = np.setdiff1d(np.arange(E), phy)
     if missing.size:
         raise ValueError(f"phy2log: expert {missing[0]} has no slot; every expert of [0, {E}) needs one")
@@ -96,6 +99,9 @@ class Router:
             non-integer entries, ids or ranks out of range (the first offending entry is named).
         """
         caller = Caller(topk_ids)
+        shape = shape_of(topk_ids)  # the pairs' cost before any copy (a broadcast view may be huge)
+        if shape is not None and len(shape) == 2:
+            check_routing(self.num_slots, self.num_experts, self.num_gpus, shape[0] * shape[1], "topk_ids")
         ids = _ids(topk_ids, "topk_ids", 2)
         src = _ids(src_rank, "src_rank", 1)
         T, k = ids.shape
@@ -261,6 +267,9 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks
         out of range, an expert without a slot, counts that do not divide, slack outside [0, 1).
     """
+    shape, slots = shape_of(topk_ids), shape_of(phy2log)  # the pairs' cost before any copy
+    if shape is not None and len(shape) == 2 and slots is not None and len(slots) == 1:
+        check_routing(slots[0], slots[0], count(num_gpus, "num_gpus"), shape[0] * shape[1], "topk_ids")
     ids = array(topk_ids, "topk_ids", 2, integer=True)  # int64: this function's result type
     src = array(src_rank, "src_rank", 1, integer=True)
     return Caller(topk_ids).give(Router(phy2log, num_nodes, num_gpus, balance_slack).route(ids, src))

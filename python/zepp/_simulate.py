@@ -1,11 +1,14 @@
 """One MoE layer invocation under each strategy: `zepp simulate` as a function."""
 
 import json
+import math
 import os
+
+import numpy as np
 
 import _zepp
 
-from ._args import INT32_MAX, count
+from ._args import INT32_MAX, count, seconds_budget
 
 _OVERRIDES = {  # optional model and cluster overrides, as `zepp simulate --<name>` (dashes there)
     "gpus_per_node": int,
@@ -23,9 +26,27 @@ _OVERRIDES = {  # optional model and cluster overrides, as `zepp simulate --<nam
 }
 
 
+def _path(value, name, optional):
+    """A file path (str or os.PathLike; a preset name for topology), or TypeError naming `name`."""
+    if value is None and optional:
+        return ""
+    if isinstance(value, (str, os.PathLike)):
+        return os.fspath(value)
+    raise TypeError(f"{name}: expected a {'path or None' if optional else 'preset name or path'}, got {value!r}")
+
+
+def _flag(value, name):
+    """A bool (numpy's too), or TypeError naming `name`: 'no' would be truthy."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name}: expected True or False, got {value!r}")
+
+
 def _number(value, name, kind):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-        raise ValueError(f"{name}: expected {'an integer' if kind is int else 'a number'}, got {value!r}")
+        raise TypeError(f"{name}: expected {'an integer' if kind is int else 'a number'}, got {value!r}")
+    if kind is float and not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
     if kind is int and abs(value) > INT32_MAX:
         raise ValueError(f"{name}: expected an integer <= {INT32_MAX}, got {value!r}")
     return kind(value)
@@ -78,24 +99,31 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         raise ValueError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(_OVERRIDES)}")
     if isinstance(strategies, str):
         strategies = strategies.split(",")
+    if not isinstance(strategies, (list, tuple)) or not all(isinstance(s, str) for s in strategies):
+        raise TypeError(f"strategies: expected names such as ('a2av', 'eplb', 'zepp') or 'a2av,zepp', got {strategies!r}")
+    for name, value in (("model", model), ("executor", executor), ("dataset", dataset)):
+        if not (isinstance(value, str) or (value is None and name == "model")):
+            raise TypeError(f"{name}: expected a string, got {value!r}")
     settings.update(
-        trace="" if trace is None else os.fspath(trace),
-        history="" if history is None else os.fspath(history),
-        model="" if model is None else str(model),
-        topology=os.fspath(topology),
+        trace=_path(trace, "trace", True),
+        history=_path(history, "history", True),
+        model="" if model is None else model,
+        topology=_path(topology, "topology", False),
         nodes=count(nodes, "nodes"),
-        strategies=[str(s) for s in strategies],
-        executor=str(executor),
+        strategies=list(strategies),
+        executor=executor,
         size_mb=_number(size_mb, "size_mb", float),
         seed=count(seed, "seed", minimum=0, maximum=2**64 - 1),
         layer=count(layer, "layer", minimum=-1),
         history_fraction=_number(history_fraction, "history_fraction", float),
         zipf=_number(zipf, "zipf", float),
         dataset=str(dataset),
-        extra_slots=count(extra_slots, "extra_slots", minimum=0),
+        extra_slots=count(extra_slots, "extra_slots", minimum=0, maximum=65536),  # as zepp simulate --extra-slots
         balance_slack=_number(balance_slack, "balance_slack", float),
         nic_slack=_number(nic_slack, "nic_slack", float),
         eplb_groups=count(eplb_groups, "eplb_groups", minimum=0),
-        split=bool(split), merge=bool(merge), overlap=bool(overlap), locality=bool(locality),
+        split=_flag(split, "split"), merge=_flag(merge, "merge"), overlap=_flag(overlap, "overlap"),
+        locality=_flag(locality, "locality"),
+        max_seconds=seconds_budget(),
     )
     return json.loads(_zepp.simulate(settings))

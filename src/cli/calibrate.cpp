@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/mpi_command.hpp"
+#include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/presets.hpp"
@@ -83,9 +84,9 @@ std::string table(const mpi::Calibration& c) {
   return out;
 }
 
-int calibrate_ranks(CalibrateFlags f) {
-  int me = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+// The checks that need no rank: run before MPI starts, so that a bad flag is reported once and
+// at once. Resolves --model / --hidden / --ffn / --nic-gbps into f.opt.
+void check_flags(CalibrateFlags& f) {
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
   if (!f.model.empty()) {
     const ModelShape m = model_preset(f.model);
@@ -95,11 +96,20 @@ int calibrate_ranks(CalibrateFlags f) {
   if (f.ffn) f.opt.ffn = *f.ffn;
   require(f.opt.hidden > 0 && f.opt.ffn > 0, "--hidden/--ffn", "give the expert shape to time (--model or --hidden and --ffn, positive)");
   if (f.nic_gbps) {
-    require(*f.nic_gbps > 0 && std::isfinite(*f.nic_gbps), "--nic-gbps", "must be a positive number");
+    require(*f.nic_gbps > 0, "--nic-gbps", "expected a positive rate in GB/s, got " + std::to_string(*f.nic_gbps));
+    require_in_range(*f.nic_gbps, "--nic-gbps", 0, 1e6, " GB/s");
     f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;
   }
+}
+
+int calibrate_ranks(CalibrateFlags f) {
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // One rank has no link to time: the file would carry a 0 GB/s NVLink that simulate refuses.
+  require(size >= 2, "mpirun -np", "expected at least 2 MPI ranks (one pair to time a link), got " + std::to_string(size) +
+                                        " (mpirun -np 2 zepp calibrate ...)");
   require(f.opt.gpus_per_node >= 1 && size % f.opt.gpus_per_node == 0, "--gpus-per-node",
           std::to_string(f.opt.gpus_per_node) + " does not divide the " + std::to_string(size) + " MPI ranks");
   f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens");
@@ -145,11 +155,14 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--message-bytes", f->message_bytes, "Ping-pong message sizes in bytes, comma-separated ascending")
       ->capture_default_str();
   cmd->add_option("--repeat", f->opt.repeat, "Timed repetitions per point (the median is kept)")->capture_default_str();
-  cmd->add_option("--data-seed", f->opt.data_seed, "Seed of the timed activations and weights")->capture_default_str();
+  cmd->add_option("--data-seed", f->opt.data_seed, "Seed of the timed activations and weights")->capture_default_str()->check(non_negative);
   cmd->add_option("--output,-o", f->output, "Write the topology file (JSON, docs/topology.md) here");
   cmd->add_option("--name", f->name, "Cluster name in the file (default calibrated-<host>)");
   cmd->add_option("--format", f->format, "Output: table or json (the file's content)")->capture_default_str();
-  cmd->callback([f] { run_under_mpi("calibrate", [f] { return calibrate_ranks(*f); }); });
+  cmd->callback([f] {
+    check_flags(*f);
+    run_under_mpi("calibrate", [f] { return calibrate_ranks(*f); });
+  });
 }
 
 }  // namespace zepp::cli

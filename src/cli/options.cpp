@@ -47,6 +47,30 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc or arc/Hebrew");
   cmd->add_option("--max-memory", max_memory_mib,
                   "MiB this run may use; a larger estimate stops it before building (default: the machine's memory)");
+  cmd->add_option("--max-minutes", max_minutes, "CPU minutes this run may take; a longer estimate stops it before building")
+      ->capture_default_str();
+}
+
+void require_in_range(double value, const std::string& flag, double lo, double hi, const std::string& unit) {
+  auto num = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", x);
+    return std::string(b);
+  };
+  require(std::isfinite(value) && value >= lo && value <= hi, flag,
+          "expected a number in [" + num(lo) + ", " + num(hi) + "]" + unit + ", got " + num(value));
+}
+
+void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bool mode_on, const std::string& mode) {
+  if (mode_on) return;
+  for (const auto& flag : flags)
+    require(cmd.count(flag) == 0, flag, "only acts with " + mode + "; leave it out or add that");
+}
+
+bool packs_with_zepp(const std::vector<std::string>& strategies) {
+  for (const auto& s : strategies)
+    if (s.find("zepp") != std::string::npos || s.find("epic") != std::string::npos) return true;
+  return false;
 }
 
 std::string non_negative(const std::string& value) {
@@ -76,18 +100,21 @@ ModelShape WorkloadFlags::model_shape() const {
 Topology WorkloadFlags::cluster() const {
   Topology t = cluster_topology(topology, nodes);
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
-  auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {
+  // Ranges far beyond any hardware (1 PB/s links, 1 s latencies, 10^6 TFLOP/s), so that a typo
+  // such as 1e308 cannot overflow a time to inf or a rate to 0.
+  auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale, double hi, const char* unit) {
     if (!v) return;
-    require(*v > 0 && std::isfinite(*v), flag, "must be a positive number");
+    require(*v > 0, flag, std::string("expected a positive number") + unit + ", got " + std::to_string(*v));
+    require_in_range(*v, flag, 0, hi, unit);
     field = *v * scale;
   };
-  set(nvlink_gbps, "--nvlink-gbps", t.nvlink_bw, 1e9);
-  set(nic_gbps, "--nic-gbps", t.nic_bw, 1e9);
-  set(nvlink_latency_us, "--nvlink-latency-us", t.nvlink_latency, 1e-6);
-  set(nic_latency_us, "--nic-latency-us", t.nic_latency, 1e-6);
-  set(peak_tflops, "--peak-tflops", t.compute.peak_flops, 1e12);
-  set(hbm_tbps, "--hbm-tbps", t.compute.hbm_bw, 1e12);
-  set(kernel_launch_us, "--kernel-launch-us", t.compute.kernel_launch, 1e-6);
+  set(nvlink_gbps, "--nvlink-gbps", t.nvlink_bw, 1e9, 1e6, " GB/s");
+  set(nic_gbps, "--nic-gbps", t.nic_bw, 1e9, 1e6, " GB/s");
+  set(nvlink_latency_us, "--nvlink-latency-us", t.nvlink_latency, 1e-6, 1e6, " us");
+  set(nic_latency_us, "--nic-latency-us", t.nic_latency, 1e-6, 1e6, " us");
+  set(peak_tflops, "--peak-tflops", t.compute.peak_flops, 1e12, 1e6, " TFLOP/s");
+  set(hbm_tbps, "--hbm-tbps", t.compute.hbm_bw, 1e12, 1e6, " TB/s");
+  set(kernel_launch_us, "--kernel-launch-us", t.compute.kernel_launch, 1e-6, 1e6, " us");
   t.link_sharing = parse_link_sharing(link_sharing, "--link-sharing");
   return t;
 }
@@ -137,8 +164,11 @@ void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology&
   require(!f.max_memory_mib || (std::isfinite(*f.max_memory_mib) && *f.max_memory_mib > 0), "--max-memory",
           "expected a positive number of MiB");
   const double budget = f.max_memory_mib ? *f.max_memory_mib * 1048576.0 : memory_budget_bytes();
+  require(std::isfinite(f.max_minutes) && f.max_minutes > 0, "--max-minutes",
+          "expected a positive number of minutes, got " + std::to_string(f.max_minutes));
   const double tokens = std::min(tokens_per_gpu(model, f.workload.size_mb), 1e15);
-  check_budget(estimate_cost(model, topo, int64_t(tokens), f.strategies), budget, "--max-memory");
+  check_budget(estimate_cost(model, topo, int64_t(tokens), f.strategies, f.zepp_placement), budget, "--max-memory",
+               f.max_minutes * 60, "--max-minutes");
 }
 
 ResolvedWorkload resolve(const WorkloadFlags& f) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/types.hpp"
+#include "pipeline/cost.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
 
@@ -26,7 +27,9 @@ struct WorkloadFlags {
   std::string link_sharing = "fair";
   WorkloadOptions workload;
   std::optional<double> max_memory_mib;  // --max-memory; default: what the machine has
+  double max_minutes = kDefaultSecondsBudget / 60;  // --max-minutes
   int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)
+  bool zepp_placement = true;            // set by the command: a strategy packs with Zepp's rule (cost estimate)
 
   // Registers the flags on `cmd`.
   void add_to(CLI::App* cmd);
@@ -51,6 +54,16 @@ void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology&
 // Checks the flags and the estimated cost (pipeline/cost.hpp: --max-memory, default the
 // machine's memory) before reading the trace or building anything; errors name the flag.
 ResolvedWorkload resolve(const WorkloadFlags& flags);
+
+// Flag values (issue 23): each throws ArgumentError "FLAG: expected ..., got VALUE".
+// A finite number in [lo, hi] (NaN and infinities refused).
+void require_in_range(double value, const std::string& flag, double lo, double hi, const std::string& unit = "");
+// Flags that only act in one mode: refuses each of `flags` the user gave on `cmd` unless
+// `mode_on`, saying it needs `mode` ("--drift-period: only acts with --iterations N (>= 1) and
+// --drift rotating; leave it out or add them").
+void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bool mode_on, const std::string& mode);
+// True when the strategy list names one that packs with Zepp's §4.1 rule (cost estimate).
+bool packs_with_zepp(const std::vector<std::string>& strategies);
 
 // CLI11 check for counts and seeds: rejects negative values ('-1' would wrap for unsigned fields
 // or pick a default for --layer).

@@ -2,6 +2,7 @@
 // serving engine's file (--output-format sglang, trtllm, eplb-json; src/formats).
 // Loads come from a load file (EPLB's README example form) or are counted from a trace.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "pipeline/cost.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
 #include "formats/formats.hpp"
@@ -109,9 +111,13 @@ Topology topology_of(const LoadProblem& p) {
 
 int extra_slots_of(const LoadProblem& p, int E) {
   const int base = (E + p.num_gpus - 1) / p.num_gpus;
-  require(p.num_replicas % p.num_gpus == 0 && p.num_replicas / p.num_gpus >= base, "num_replicas",
-          std::to_string(p.num_replicas) + " is not a multiple of num_gpus = " + std::to_string(p.num_gpus) +
-              " with at least ceil(E / num_gpus) = " + std::to_string(base) + " slots per GPU");
+  require(p.num_replicas % p.num_gpus == 0, "num_replicas",
+          std::to_string(p.num_replicas) + " is not a multiple of num_gpus = " + std::to_string(p.num_gpus));
+  require(p.num_replicas / p.num_gpus >= base, "num_replicas",
+          "expected at least ceil(E / num_gpus) = " + std::to_string(base) + " slots per GPU (" +
+              std::to_string(int64_t(base) * p.num_gpus) + " in all for " + std::to_string(E) + " experts on " +
+              std::to_string(p.num_gpus) + " GPUs), got " + std::to_string(p.num_replicas) + " (" +
+              std::to_string(p.num_replicas / p.num_gpus) + " per GPU)");
   return p.num_replicas / p.num_gpus - base;
 }
 
@@ -228,10 +234,19 @@ void run(const PlaceFlags& f) {
   const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
   require(!rebalancing || f.policy == "zepp", "--previous",
           "--previous, --failed-gpus and --failed-nodes need --policy zepp (got '" + f.policy + "')");
+  require(std::isfinite(f.max_moved_mb), "--max-moved-mb",
+          "expected a finite number of MB per layer (leave it out for no budget), got " + std::to_string(f.max_moved_mb));
   require(f.max_moved_mb < 0 || !f.previous_path.empty(), "--max-moved-mb", "needs --previous FILE");
   require(f.max_moved_mb < 0 || !f.model.empty(), "--max-moved-mb",
           "needs --model (the preset gives an expert's size in bytes)");
   const LoadProblem p = f.load_path.empty() ? problem_from_trace(f, source) : read_load_file(f.load_path);
+  // Limits before work: the placement's memory and time from the sizes (pipeline/cost.hpp).
+  check_budget(estimate_placement_cost(double(p.weight.size()), p.weight.empty() ? 0.0 : double(p.weight[0].size()),
+                                       p.num_replicas, p.num_gpus,
+                                       f.policy == "zepp"),
+               memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", kDefaultSecondsBudget,
+               f.load_path.empty() ? "--trace" : "--load",
+               "place fewer layers, experts or replicas (the load file's weight and num_replicas)");
   require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
   if (!f.output_path.empty()) check_output_file(f.output_path, "--output");
   EplbResult r;

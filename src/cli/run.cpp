@@ -133,6 +133,20 @@ void check_flags(const RunFlags& f) {
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
   require(!split_names(f.strategies).empty(), "--strategy", "names no strategy");
   require(f.opt.repeat >= 1, "--repeat", "must be >= 1");
+  require(f.opt.strategy.extra_slots >= 0 && f.opt.strategy.extra_slots <= 1 << 16, "--extra-slots",
+          "expected R in [0, 65536], got " + std::to_string(f.opt.strategy.extra_slots));
+  require_in_range(f.opt.strategy.balance_slack, "--balance-slack", 0, 0.999999);
+  require_in_range(f.opt.strategy.nic_slack, "--nic-slack", 0, 1e6);
+  require(std::isfinite(f.tolerance), "--tolerance", "expected a finite positive number");
+  // The size check before MPI starts (prepare repeats it with the rank count): the flags' model
+  // on the nodes given, or one node.
+  {
+    WorkloadFlags sized = f.w;
+    sized.strategies = int(split_names(f.strategies).size());
+    sized.zepp_placement = packs_with_zepp(split_names(f.strategies));
+    if (!f.nodes_given) sized.nodes = 1;
+    check_cost(sized, sized.model_shape(), sized.cluster());
+  }
   f.w.model_shape();
   WorkloadFlags probe = f.w;
   probe.nodes = 1;
@@ -160,6 +174,7 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   }
   f.w.nodes = size / gpn;
   f.w.strategies = int(names.size());
+  f.w.zepp_placement = packs_with_zepp(names);
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
   f.opt.exec.timeline = !f.timeline.empty();

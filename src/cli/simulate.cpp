@@ -65,6 +65,20 @@ std::string ablation_suffix(const StrategyOptions& o) {
   return s;
 }
 
+// Flags that act only in another mode are refused, naming the mode (issue 23).
+void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
+  require(cmd.count("--iterations") == 0 || f.serve.iterations >= 1, "--iterations",
+          "expected a number of batches >= 1 (leave it out for one layer), got " + std::to_string(f.serve.iterations));
+  const bool serving = f.serve.iterations >= 1;
+  require_mode(cmd, {"--drift", "--drift-period", "--drift-groups"}, serving, "--iterations N");
+  require(f.serve.drift == "none" || f.serve.drift == "only" || f.serve.drift == "rotating", "--drift",
+          "expected none, only or rotating, got '" + f.serve.drift + "'");
+  require_mode(cmd, {"--drift-period"}, f.serve.drift == "rotating", "--drift rotating");
+  require_mode(cmd, {"--drift-groups"}, f.serve.drift != "none", "--drift only or --drift rotating");
+  require(f.serve.period >= 1, "--drift-period", "expected iterations per dataset >= 1, got " + std::to_string(f.serve.period));
+  require(f.serve.groups >= 1, "--drift-groups", "expected a number of groups >= 1, got " + std::to_string(f.serve.groups));
+}
+
 void run(const SimulateFlags& f) {
   require(f.opt.balance_slack >= 0 && f.opt.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
   require(f.opt.nic_slack >= 0, "--nic-slack", "must be >= 0");
@@ -97,7 +111,12 @@ void run(const SimulateFlags& f) {
   opt.timeline = !f.timeline.empty();
   require(f.optimum == "auto" || f.optimum == "on" || f.optimum == "off", "--optimum",
           "expected auto, on or off, got '" + f.optimum + "'");
-  // Limits before work: every strategy's placement fits the cluster, the cost fits the memory.
+  // Limits before work: the cost fits the memory and time (before the placement checks, which
+  // place a uniform load), every strategy's placement fits the cluster.
+  WorkloadFlags w = f.w;
+  w.strategies = int(names.size());
+  w.zepp_placement = packs_with_zepp(names);
+  check_cost(w, w.model_shape(), w.cluster());
   for (const auto& name : names) check_strategy_fits(name, f.w.model_shape(), f.w.cluster(), opt);
   if (!f.timeline.empty()) {
     std::vector<std::string> labels = names;
@@ -105,8 +124,6 @@ void run(const SimulateFlags& f) {
       if (l == "zepp") l += ablation_suffix(opt);
     check_timeline_outputs(f.timeline, labels);
   }
-  WorkloadFlags w = f.w;
-  w.strategies = int(names.size());
   ResolvedWorkload r = resolve(w);
   // The exact optimum of equation (1) (LEMON, one min-cost flow per expert) is a diagnostic of
   // the routing's gap, not part of any strategy. Measured on this 2-core machine under load
@@ -208,7 +225,10 @@ void add_simulate(CLI::App& app) {
   cmd->add_flag("--no-merge", f->no_merge, "Zepp ablation: no merge in dispatch or combine");
   cmd->add_flag("--no-overlap", f->no_overlap, "Zepp ablation: barrier-separated dispatch, compute, combine");
   cmd->add_flag("--no-locality", f->no_locality, "Zepp ablation: even split over replicas instead of locality-preferred routing");
-  cmd->callback([f] { run(*f); });
+  cmd->callback([f, cmd] {
+    check_modes(*cmd, *f);
+    run(*f);
+  });
 }
 
 }  // namespace zepp::cli

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "core/presets.hpp"
 
 namespace zepp {
@@ -184,19 +185,15 @@ namespace {
 Topology parse_topology_file(const std::string& path, int nodes, std::vector<GemmCurve>* gemm) {
   require(nodes >= 1, "nodes", "must be at least 1, got " + std::to_string(nodes));
   const std::string text = read_text(path);
-  // yaml-cpp parses nested flow collections recursively: bound the depth so that no input can
-  // exhaust the stack (a topology file nests two levels).
-  int depth = 0;
-  for (char c : text) {
-    depth += (c == '[' || c == '{') - (c == ']' || c == '}');
-    if (depth > 16) throw InputError(path + ": expected a topology file (docs/topology.md), got lists or mappings nested deeper than 16");
-  }
+  // yaml-cpp parses nested flow collections recursively: bound the depth before it parses.
+  check_nesting(text, path, true);
   YAML::Node parsed;
   try {
     parsed = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected YAML or JSON (" + e.msg + ")");
   }
+  check_unique_keys(parsed, path);
   const YAML::Node& doc = parsed;  // const: lookups never add keys
   const FileReader r(path);
   r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute", "calibration"}, true);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 
 namespace zepp::formats_detail {
 
@@ -55,6 +56,7 @@ long key_line(const std::string& text, const std::string& key, int n) {
 
 nlohmann::json load_json(const std::string& path) {
   std::string text = read_text(path);
+  check_nesting(text, path);  // nlohmann's DOM and the walks over it recurse once per level
   // JSON leaves duplicated keys to the reader; nlohmann keeps the last silently. Reject them:
   // one set of keys per open object, and every key's occurrence counted for its line.
   std::vector<std::vector<std::string>> open;
@@ -134,6 +136,11 @@ NumberArray number_array(const nlohmann::json& v, bool integers, const std::stri
     if (p->empty()) break;
   }
   if (w.out.shape.empty()) throw InputError(path + ": " + field + ": expected a list, got " + brief(v));
+  size_t values = 1;  // bounded before the walk copies them (the product cannot overflow past the cap)
+  for (size_t n : w.out.shape)
+    if ((values = n == 0 ? 0 : std::min(values * n, kMaxArrayValues + 1)) == 0) break;
+  if (values > kMaxArrayValues)
+    throw InputError(path + ": " + field + ": expected at most " + std::to_string(kMaxArrayValues) + " values, got more");
   w.walk(v, 0, field);
   return std::move(w.out);
 }

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "formats/file_io.hpp"
 
 namespace zepp {
@@ -33,11 +34,14 @@ int integer(const YAML::Node& node, int lo, int hi, const std::string& path, con
 ExpertMap read_trtllm_config(const std::string& path) {
   YAML::Node doc;
   try {
-    doc = YAML::Load(formats_detail::read_text(path));
+    const std::string text = formats_detail::read_text(path);
+    check_nesting(text, path, true);
+    doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected valid YAML (" + e.msg + ")");
   }
   if (!doc.IsMap()) throw InputError(path + ": expected a YAML mapping with num_slots and initial_global_assignments");
+  check_unique_keys(doc, path);
   // yaml-cpp keeps a duplicated key (doc[key] finds the first) and reads a truncated last line
   // ("layer_upd") as a key without a value: both are errors here, as is a key TensorRT-LLM's
   // MoeLoadBalancerConfig does not have.

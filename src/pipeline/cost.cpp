@@ -26,6 +26,15 @@ constexpr double kPerPair = 43;
 constexpr double kPerGpuExpert = 24;
 constexpr double kPerTask = 128;
 constexpr double kBase = 40e6;
+// Seconds per unit, CPU time (GNU time, user) on this 2-core machine under load 17, rounded up:
+// 9.0 s for the 12.6 M pair-strategies of `simulate --hidden 64 --size-mb 4` (0.7 us each);
+// Zepp's placement, whose refinement swaps compare slot pairs (quadratic in E, not in G): 3.3 s
+// at E = 10,000 on 16 GPUs, 0.09 s at 3,000. kSecondsPerTask: SimGrid's per-activity cost, an
+// upper bound. Routing in Python (zepp.route): 68 s for a layer of 10^8 slots (issue 23).
+constexpr double kSecondsPerPair = 1.5e-6;
+constexpr double kSecondsPerExpertSquared = 4e-8;
+constexpr double kSecondsPerTask = 1e-4;
+constexpr double kSecondsPerSlot = 7e-7;
 
 std::string human(double x, const char* unit) {
   const char* prefix[] = {"", " k", " M", " G", " T", " P", " E"};
@@ -39,10 +48,12 @@ std::string human(double x, const char* unit) {
 }  // namespace
 
 std::string CostEstimate::text() const {
-  return "about " + human(bytes, "B") + " (" + human(pairs, " pairs") + ", " + human(tasks, " tasks") + " per strategy)";
+  return "about " + human(bytes, "B") + " and " + human(seconds, " s") + " (" + human(pairs, " pairs") + ", " +
+         human(tasks, " tasks") + " per strategy)";
 }
 
-CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies) {
+CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies,
+                           bool zepp_placement) {
   const double G = double(topo.nodes) * topo.gpus_per_node, E = model.num_experts;
   const double slots = std::ceil(E / G) + 2;  // per GPU, with the default R = 2 extra slots
   CostEstimate c;
@@ -53,6 +64,24 @@ CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_
   c.tasks = 4 * std::min(G * G, 2 * c.pairs) + G * slots;
   const double s = std::max(1, strategies);
   c.bytes = kBase + c.pairs * (8 + s * kPerPair) + s * (G * E * kPerGpuExpert + c.tasks * kPerTask);
+  c.seconds = s * (c.pairs * kSecondsPerPair + c.tasks * kSecondsPerTask + G * E * kSecondsPerSlot) +
+              (zepp_placement ? s * E * E * kSecondsPerExpertSquared : 0);
+  return c;
+}
+
+CostEstimate estimate_placement_cost(double layers, double experts, double slots, double gpus, bool zepp) {
+  CostEstimate c;
+  // Per layer: the load, the maps (phy2log, log2phy up to E x slots, logcnt) and the packing.
+  c.bytes = kBase + layers * (16 * slots + 8 * experts * std::min(slots, experts + 1) + kPerGpuExpert * gpus);
+  c.seconds = layers * ((zepp ? experts * experts * kSecondsPerExpertSquared : 0) + (slots + gpus) * kSecondsPerSlot);
+  return c;
+}
+
+CostEstimate estimate_routing_cost(double slots, double experts, double gpus, double pairs) {
+  CostEstimate c;
+  c.pairs = pairs;
+  c.bytes = kBase + 16 * slots + gpus * experts * kPerGpuExpert + 16 * pairs;
+  c.seconds = (slots + gpus * experts) * kSecondsPerSlot + pairs * kSecondsPerPair;
   return c;
 }
 
@@ -68,11 +97,15 @@ double memory_budget_bytes() {
   return budget;
 }
 
-void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag) {
-  require(estimate.bytes <= budget_bytes, flag,
-          "this run needs " + estimate.text() + ", more than the " + human(budget_bytes, "B") +
-              " available; use a smaller --size-mb, fewer --nodes or --gpus-per-node, or fewer strategies"
-              " (or raise " + flag + " if the estimate is too cautious)");
+void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag, double budget_seconds,
+                  const std::string& time_flag, const std::string& smaller) {
+  // !(a <= b): a NaN estimate (sizes past double range) is refused too.
+  if (!(estimate.bytes <= budget_bytes))
+    throw ArgumentError(flag + ": this run needs " + estimate.text() + ", more than the " + human(budget_bytes, "B") +
+                        " available; " + smaller + " (or raise " + flag + " if the estimate is too cautious)");
+  if (!(estimate.seconds <= budget_seconds))
+    throw ArgumentError(time_flag + ": this run needs " + estimate.text() + ", more than the " +
+                        human(budget_seconds, " s") + " allowed; " + smaller + " (or raise " + time_flag + ")");
 }
 
 void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,

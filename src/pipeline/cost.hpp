@@ -12,26 +12,45 @@
 namespace zepp {
 
 struct CostEstimate {
-  double pairs = 0;  // (token, expert) pairs of the batch: tokens_per_gpu x GPUs x top-k
-  double tasks = 0;  // simulated tasks (messages and GEMMs) of one strategy's comm plan, at most
-  double bytes = 0;  // peak memory of the workload, routing and plans of all strategies
-  std::string text() const;  // "about 5.4 GB (38.3 M pairs, 1.2 k tasks per strategy)"
+  double pairs = 0;    // (token, expert) pairs of the batch: tokens_per_gpu x GPUs x top-k
+  double tasks = 0;    // simulated tasks (messages and GEMMs) of one strategy's comm plan, at most
+  double bytes = 0;    // peak memory of the workload, routing and plans of all strategies
+  double seconds = 0;  // CPU time of the same, on one core of this 2-core machine (an upper bound)
+  std::string text() const;  // "about 5.4 GB and 3 s (38.3 M pairs, 1.2 k tasks per strategy)"
 };
+
+// The default time budget of one command or Python call (--max-minutes, python: max_seconds
+// of zepp._args): runs estimated longer are refused before they start.
+constexpr double kDefaultSecondsBudget = 3600;
 
 // Peak memory of building the workload and running `strategies` strategies on it: per pair the
 // batch, each strategy's routing and plan; per (GPU, expert) the demand matrices and routing
 // quotas; per task the plan and the simulation. The per-unit constants were measured (peak RSS
 // of `zepp simulate`, cost.cpp says which runs); the estimate is for refusing runs that cannot
 // fit, not a prediction to the megabyte.
-CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies);
+// zepp_placement: a strategy packs replicas with Zepp's §4.1 rule (zepp, epic and their variants),
+// whose refinement takes time quadratic in the expert count.
+CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies,
+                           bool zepp_placement = true);
+
+// Placing `slots` replicas of `experts` experts per layer on `gpus` GPUs for `layers` layers
+// (zepp place, zepp.rebalance_experts): Zepp's rule (zepp) or EPLB's. Sizes as doubles so that
+// no product overflows.
+CostEstimate estimate_placement_cost(double layers, double experts, double slots, double gpus, bool zepp);
+
+// Routing `pairs` (token, k) pairs over a layer of `slots` slots, `experts` experts on `gpus`
+// GPUs (zepp.route, zepp.Router): the replica tables, the per-(GPU, expert) demand and quotas.
+CostEstimate estimate_routing_cost(double slots, double experts, double gpus, double pairs);
 
 // Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above the
 // current address space when that is less.
 double memory_budget_bytes();
 
-// Throws ArgumentError naming `flag` when `estimate` exceeds `budget_bytes`: the estimate, the
-// budget, and which flags make the run smaller.
-void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag);
+// Throws ArgumentError naming `flag` when `estimate` exceeds `budget_bytes`, `time_flag` when it
+// exceeds `budget_seconds`: the estimate, the budget, and `smaller` (what makes the run smaller).
+void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag, double budget_seconds,
+                  const std::string& time_flag, const std::string& smaller =
+                      "use a smaller --size-mb, fewer --nodes, --gpus-per-node or --experts, or fewer strategies");
 
 // Throws the ArgumentError the strategy's placement would throw on this model and cluster
 // (experts that do not divide over the GPUs for contiguous homes, EPLB groups that do not divide

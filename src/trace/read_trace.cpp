@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/input_bounds.hpp"
 #include "trace/builder.hpp"
 #include "trace/layer_check.hpp"
 #include "trace/readers.hpp"
@@ -164,6 +165,11 @@ Detected detect_format(const std::string& file, std::string_view text) {
 
 void read_one(const TraceFile& f, const simdjson::padded_string& text, const std::string& format,
               const std::string& dataset, TraceBuilder& builder) {
+  const std::string_view view(text.data(), text.size());
+  // Bounded before parsing (core/input_bounds.hpp): simdjson stops at its own depth, but only
+  // after taking memory per level; CSV and JSON Lines are read a line at a time.
+  if (format.ends_with("json") || format.ends_with("jsonl")) check_nesting(view, f.path);
+  if (format.ends_with("csv") || format.ends_with("jsonl")) check_line_length(view, f.path);
   if (format == "selection-json") read_selection_json(f.path, text, f.rel, builder);
   if (format == "deepseek-csv") read_deepseek_csv(f.path, text, f.rel, builder);
   if (format == "routing-jsonl") read_routing_jsonl(f.path, text, f.rel, builder, false);

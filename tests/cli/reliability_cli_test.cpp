@@ -2,6 +2,8 @@
 // silently accepted. Each case exits with status 2 and a message naming the flag, quickly.
 #include <gtest/gtest.h>
 
+#include "../common/shared_data.hpp"
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -15,12 +17,9 @@ namespace {
 
 using testing::run_zepp;
 
-struct Timed {
-  testing::ProgramResult r;
-  double seconds;
-};
-
-// The bounds below are about work being skipped (the failures took 30-57 s), not about speed.
+// The bounds below are about work being skipped (the failures took 30-57 s), not about speed:
+// they bound the CPU time the refusal took, which a loaded machine does not inflate as it does
+// wall time (issue 23: the wall-clock bounds flaked under load).
 // Under AddressSanitizer the program runs about 10x slower: "--nodes 32 --size-mb 256", whose
 // limit checks place 384 experts on 128 GPUs for each strategy, took 0.29 s in Release and 3.0 s
 // sanitized beside a parallel build on the 2-core machine (scripts/check.sh sanitize).
@@ -36,11 +35,6 @@ constexpr double kQuick = 1.0;
 constexpr double kQuick = 1.0;
 #endif
 
-Timed timed(const std::string& args) {
-  const auto t0 = std::chrono::steady_clock::now();
-  auto r = run_zepp(args);
-  return {r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-}
 
 // --zipf 360 crashed (heap overflow): r^-zipf underflowed to 0 for all but 7 of 384 experts, the
 // sampler wrote expert id -1 and the workload builder indexed with it.
@@ -57,20 +51,20 @@ TEST(Reliability, ZipfSoLargeThatFewerThanTopKExpertsRemainIsAnError) {
 
 // 384 experts over 400,000 GPUs: refused before the workload is built (it took 30-45 s and 1.9 GB).
 TEST(Reliability, HundredThousandNodesFailsInUnderASecond) {
-  const Timed t = timed("simulate --nodes 100000");
-  EXPECT_EQ(t.r.status, 2) << t.r.err;
-  EXPECT_NE(t.r.err.find("400000 GPUs"), std::string::npos) << t.r.err;
-  EXPECT_LT(t.seconds, kQuick);
+  const auto r = run_zepp("simulate --nodes 100000");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("400000 GPUs"), std::string::npos) << r.err;
+  EXPECT_LT(r.cpu_seconds, kQuick);
 }
 
 // A run whose estimate exceeds --max-memory stops at once, with the estimate and the flag.
 TEST(Reliability, CostBeyondTheMemoryBudgetStopsBeforeBuilding) {
   for (const char* args : {"--hidden 1", "--size-mb 4096", "--nodes 32 --size-mb 256"}) {
-    const Timed t = timed(std::string("simulate --max-memory 2048 ") + args);
-    EXPECT_EQ(t.r.status, 2) << args << ": " << t.r.err;
-    EXPECT_NE(t.r.err.find("--max-memory: this run needs about"), std::string::npos) << t.r.err;
-    EXPECT_NE(t.r.err.find("pairs"), std::string::npos) << t.r.err;
-    EXPECT_LT(t.seconds, kQuick) << args;
+    const auto r = run_zepp(std::string("simulate --max-memory 2048 ") + args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("--max-memory: this run needs about"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("pairs"), std::string::npos) << r.err;
+    EXPECT_LT(r.cpu_seconds, kQuick) << args;
   }
   const auto bad = run_zepp("simulate --max-memory 0");
   EXPECT_EQ(bad.status, 2);
@@ -114,7 +108,7 @@ TEST(Reliability, NegativeValuesForCountsAndSeedsAreErrors) {
 // A layer the trace does not have names the flag and lists the layers present.
 TEST(Reliability, OutOfRangeLayerNamesTheFlag) {
   const std::string trace = testing::shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
-  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
+  if (!std::filesystem::exists(trace)) ZEPP_SHARED_ABSENT() << "real traces absent: " << trace;
   const auto r = run_zepp("simulate --executor estimate --trace " + trace + " --model mixtral-8x7b --nodes 2 --layer 99");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--layer: layer 99 is not in trace"), std::string::npos) << r.err;

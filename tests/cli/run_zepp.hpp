@@ -1,5 +1,6 @@
 // Runs the built `zepp` program (alone, or under mpirun) and captures its exit status and output.
 #pragma once
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +16,17 @@ struct ProgramResult {
   std::string out;      // stdout
   std::string err;      // stderr
   double seconds = 0;   // wall time of the whole command
+  // Work done, which load on the machine does not inflate as it does wall time: CPU seconds
+  // (user + system) of the command and its children, and the largest resident set of any child
+  // this test process has waited for so far (getrusage(RUSAGE_CHILDREN) keeps only the maximum).
+  double cpu_seconds = 0;
+  double peak_rss_mb = 0;
 };
+
+inline double children_cpu_seconds(rusage& u) {
+  getrusage(RUSAGE_CHILDREN, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 // `prefix` runs before the program (a launcher such as mpirun, environment settings).
 inline ProgramResult run_command(const std::string& prefix, const std::string& args) {
@@ -25,6 +36,8 @@ inline ProgramResult run_command(const std::string& prefix, const std::string& a
   if (fd >= 0) close(fd);
   const std::string cmd = prefix + std::string(ZEPP_BINARY) + " " + args + " 2>" + err_file;
   ProgramResult r;
+  rusage usage{};
+  const double cpu0 = children_cpu_seconds(usage);
   const auto t0 = std::chrono::steady_clock::now();
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -33,6 +46,8 @@ inline ProgramResult run_command(const std::string& prefix, const std::string& a
   const int st = pclose(p);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.cpu_seconds = children_cpu_seconds(usage) - cpu0;
+  r.peak_rss_mb = double(usage.ru_maxrss) / 1024;  // KiB on Linux
   if (FILE* e = fopen(err_file.c_str(), "r")) {
     for (size_t n; (n = fread(buf.data(), 1, buf.size(), e)) > 0;) r.err.append(buf.data(), n);
     fclose(e);

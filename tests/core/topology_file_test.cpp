@@ -2,6 +2,8 @@
 // values written in them; malformed ones fail with the file, line and field.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "../trace/temp_dir.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
@@ -143,8 +145,16 @@ TEST(TopologyPresets, EveryPresetHasASourceAndOneNicPerGpu) {
     EXPECT_FALSE(p.source.empty());
     const Topology t = topology_preset(p.topo.name, 2);
     EXPECT_GT(t.nvlink_bw, t.nic_bw);
-    EXPECT_GT(t.compute.peak_flops, 0);
-    EXPECT_GT(t.compute.hbm_bw, 0);
+    // The datasheets each source names (BF16 dense peak, HBM bandwidth per GPU): A100 312 TFLOP/s
+    // (1.555 TB/s for the 40 GB HBM2 of a100, 2.039 TB/s for DGX A100's 80 GB), H100/H200 SXM
+    // 989 TFLOP/s (3.35 / 4.8 TB/s), B200 2.25 PFLOP/s and GB200 2.5 PFLOP/s (8 TB/s).
+    const std::map<std::string, std::pair<double, double>> datasheet = {
+        {"a100", {312e12, 1.555e12}},     {"h100", {989e12, 3.35e12}},  {"dgx-a100", {312e12, 2.039e12}},
+        {"dgx-h100", {989e12, 3.35e12}},  {"dgx-h200", {989e12, 4.8e12}}, {"dgx-b200", {2.25e15, 8e12}},
+        {"gb200-nvl72", {2.5e15, 8e12}}};
+    ASSERT_TRUE(datasheet.count(p.topo.name)) << "a preset without its datasheet figures here";
+    EXPECT_DOUBLE_EQ(t.compute.peak_flops, datasheet.at(p.topo.name).first);
+    EXPECT_DOUBLE_EQ(t.compute.hbm_bw, datasheet.at(p.topo.name).second);
     EXPECT_EQ(t.nvlink_model, t.gpus_per_node == 4 ? NvlinkModel::PerPair : NvlinkModel::Switch);
   }
   // The numbers: 450 GB/s per H100/H200 port, 900 on B200, 400 Gb/s NICs, NVL72.

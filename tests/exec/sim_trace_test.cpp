@@ -3,6 +3,8 @@
 // simulated; inter-node bytes are recounted independently from the batch.
 #include <gtest/gtest.h>
 
+#include "../common/shared_data.hpp"
+
 #include <filesystem>
 #include <set>
 
@@ -18,7 +20,7 @@ namespace {
 
 TEST(SimOnRealTrace, MixtralLayerAllOptionCombinations) {
   const std::string path = std::string(ZEPP_SHARED_DIR) + "/data/traces/mixtral-8x7b-gsm8k";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "real traces not found at " << path;
+  if (!std::filesystem::exists(path)) ZEPP_SHARED_ABSENT() << "real traces not found at " << path;
   const Trace trace = read_trace(path);
   const ModelShape model = model_preset("mixtral-8x7b");
   const Topology topo = topology_preset("a100", 2);

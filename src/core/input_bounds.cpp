@@ -1,0 +1,63 @@
+#include "core/input_bounds.hpp"
+
+#include <set>
+
+#include "core/error.hpp"
+
+namespace zepp {
+
+void check_nesting(std::string_view text, const std::string& path, bool yaml) {
+  int depth = 0;
+  char quote = 0;  // the quote character of the string being skipped, or 0
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote) {
+      if (c == '\\' && quote == '"') ++i;  // an escaped character (YAML single quotes escape by doubling)
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || (yaml && c == '\'')) {
+      quote = c;
+    } else if (yaml && c == '#') {
+      const size_t nl = text.find('\n', i);
+      if (nl == std::string_view::npos) break;
+      i = nl;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        throw InputError(path + ": byte " + std::to_string(i) + ": expected lists or objects nested at most " +
+                         std::to_string(kMaxNesting) + " deep, got deeper");
+    } else if (c == ']' || c == '}') {
+      depth = depth > 0 ? depth - 1 : 0;  // unbalanced closers are the parser's to report
+    }
+  }
+}
+
+void check_line_length(std::string_view text, const std::string& path) {
+  size_t start = 0;
+  for (int64_t line = 1; start <= text.size(); ++line) {
+    size_t nl = text.find('\n', start);
+    const size_t end = nl == std::string_view::npos ? text.size() : nl;
+    if (end - start > kMaxLineBytes)
+      throw InputError(path + ":" + std::to_string(line) + ": expected lines of at most " +
+                       std::to_string(kMaxLineBytes >> 20) + " MiB, got one of " + std::to_string(end - start) + " bytes");
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+}
+
+void check_unique_keys(const YAML::Node& node, const std::string& path) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) check_unique_keys(item, path);
+  } else if (node.IsMap()) {
+    std::set<std::string> keys;
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : YAML::Dump(kv.first);
+      if (!keys.insert(key).second)
+        throw InputError(path + ":" + std::to_string(kv.first.Mark().line + 1) + ": expected each key once per mapping, got '" +
+                         key + "' twice");
+      check_unique_keys(kv.second, path);
+    }
+  }
+}
+
+}  // namespace zepp

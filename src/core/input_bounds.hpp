@@ -1,0 +1,42 @@
+// Bounds every reader of outside data checks while reading (issue 23), so that no file, however
+// hostile, can exhaust the stack (nesting), the heap (one endless line, billions of values) or
+// the user's patience. The limits are far above any real file (the real traces and placement
+// files nest at most 4 deep; the real traces' longest line is 2 KiB) and each error names the file, the
+// byte offset and the limit.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <yaml-cpp/yaml.h>
+
+
+namespace zepp {
+
+// Lists and objects (JSON, YAML flow collections) inside one another. Real files: 4 at most.
+constexpr int kMaxNesting = 64;
+// Bytes of one line of a line-based file (CSV, JSONL): a JSONL record of a 10,000-token request
+// with top-8 ids and gates is about 1 MiB.
+constexpr size_t kMaxLineBytes = size_t(64) << 20;
+// Numbers in one array of a placement or load file: [layers, experts] loads or [layers, slots]
+// ids; DeepSeek-V3 has 58 x 288. The C++ core counts slots and experts in 32 bits.
+constexpr size_t kMaxArrayValues = size_t(1) << 28;
+
+// Throws InputError "PATH: byte OFFSET: expected lists or objects nested at most 64 deep, got
+// deeper" at the first bracket past kMaxNesting, counting '[' and '{' outside strings.
+// yaml: '#' starts a comment to the end of the line and '...' quotes like "..." (YAML flow
+// collections use the same brackets); a bracket inside a plain scalar may count, which can only
+// refuse a file nested within a few levels of the limit, never let a deeper one through.
+void check_nesting(std::string_view text, const std::string& path, bool yaml = false);
+
+// Throws InputError "PATH:LINE: expected lines of at most 64 MiB, got one of N bytes" for the
+// first line longer than kMaxLineBytes.
+void check_line_length(std::string_view text, const std::string& path);
+
+// Throws InputError "PATH:LINE: expected each key once per mapping, got KEY twice" for the first
+// key repeated in any mapping of `node` (yaml-cpp keeps both and lookups find the first, where JSON
+// readers and YAML 1.2 say a key is unique). Recursive: call after check_nesting.
+void check_unique_keys(const YAML::Node& node, const std::string& path);
+
+}  // namespace zepp

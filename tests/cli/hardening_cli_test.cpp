@@ -1,0 +1,150 @@
+// Issue 23: every reproduction of the hostile-user sweep exits with status 2 and a message naming
+// the flag or file the user wrote, having done little work: at most kQuick CPU seconds (CPU time,
+// not wall time, so that a loaded machine cannot fail the test) and 200 MB resident.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "run_zepp.hpp"
+
+namespace zepp {
+namespace {
+
+using testing::ProgramResult;
+using testing::run_zepp;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kQuick = 10.0;  // AddressSanitizer runs about 10x slower
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr double kQuick = 10.0;
+#else
+constexpr double kQuick = 1.0;
+#endif
+#else
+constexpr double kQuick = 1.0;
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kMaxRssMb = 1000;  // shadow memory
+#else
+constexpr double kMaxRssMb = 200;
+#endif
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "hardening_" + std::to_string(getpid()) + "_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// 100,000 levels, as the sweep's files: `open` around `inner`, closed again.
+std::string deep(const std::string& open, const std::string& inner, const std::string& close) {
+  std::string s;
+  for (int i = 0; i < 100000; ++i) s += open;
+  s += inner;
+  for (int i = 0; i < 100000; ++i) s += close;
+  return s;
+}
+
+// Exit status 2, every one of `names` in the message, little work done.
+void expect_refused(const std::string& args, std::initializer_list<std::string> names) {
+  const ProgramResult r = run_zepp(args);
+  EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+  for (const auto& n : names) EXPECT_NE(r.err.find(n), std::string::npos) << args << ": no '" << n << "' in\n" << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_LT(r.cpu_seconds, kQuick) << args;
+  EXPECT_LT(r.peak_rss_mb, kMaxRssMb) << args;
+}
+
+std::string load_file() {
+  return write_file("load.json", R"({"weight": [[5, 3, 2, 1]], "num_replicas": 8, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
+}
+
+TEST(Hardening, DeepNestingIsRefusedByEveryReaderNamingTheFileAndOffset) {
+  const std::string load = write_file("deep_load.json", "{\"weight\": " + deep("[", "1", "]") + "}");
+  // The object is level 1, the list opened at byte 11 level 2: level 65 opens at byte 74.
+  expect_refused("place --load " + load, {load + ": byte 74: expected lists or objects nested at most 64 deep"});
+  const std::string eplb = write_file("deep_eplb.json", "{\"phy2log\": " + deep("[", "0", "]") + "}");
+  expect_refused("place --load " + load_file() + " --previous " + eplb, {eplb + ": byte", "nested at most 64"});
+  const std::string sglang = write_file("deep_sglang.json", "{\"physical_to_logical_map\": " + deep("[", "0", "]") + "}");
+  expect_refused("place --load " + load_file() + " --previous " + sglang + " --previous-format sglang", {sglang + ": byte"});
+  const std::string trtllm = write_file("deep_trtllm.yaml", "num_slots: 8\ninitial_global_assignments: " + deep("{0: ", "[0]", "}") + "\n");
+  expect_refused("place --load " + load_file() + " --previous " + trtllm + " --previous-format trtllm", {trtllm + ": byte"});
+  const std::string topo = write_file("deep_topology.yaml", "nvlink: " + deep("[", "1", "]") + "\n");
+  expect_refused("simulate --executor estimate --topology " + topo, {topo + ": byte", "nested at most 64"});
+  const std::string trace = write_file("deep_trace.json", deep("[", "", "]"));
+  expect_refused("simulate --executor estimate --model mixtral-8x7b --nodes 1 --gpus-per-node 4 --trace " + trace,
+                 {trace + ": byte 64: expected lists or objects nested at most 64 deep"});
+  const std::string jsonl = write_file("deep.jsonl", "{\"problem_id\": \"a\", \"layer\": 0, \"token_idx\": 0, \"experts\": " +
+                                                         deep("[", "0", "]") + "}\n");
+  expect_refused("place --model mixtral-8x7b --nodes 1 --gpus-per-node 4 --trace " + jsonl, {jsonl + ": byte"});
+}
+
+TEST(Hardening, DuplicateKeyInATopologyFileIsAnError) {
+  const std::string topo = write_file("dup.yaml", "base: a100\nnvlink:\n  bandwidth: 300 GB/s\n  bandwidth: 1 GB/s\n");
+  expect_refused("simulate --executor estimate --topology " + topo, {topo + ":4: expected each key once per mapping, got 'bandwidth' twice"});
+}
+
+// --experts 10^7 ran past 120 s: Zepp's placement refinement is quadratic in E. The estimate
+// says so, with the figure, before anything is built.
+TEST(Hardening, ExpertCountsBeyondTheTimeBudgetAreRefusedWithTheEstimate) {
+  for (const char* args : {"simulate --experts 10000000", "simulate --experts 10000000 --executor estimate",
+                           "simulate --experts 1000000", "run --experts 10000000"})
+    expect_refused(args, {"--max-minutes: this run needs about", " s (", "more than the 3.6 k s allowed", "--experts"});
+  // The budget is a flag: a smaller one refuses a smaller run, naming it.
+  expect_refused("simulate --experts 3000 --max-minutes 0.001", {"--max-minutes: this run needs about"});
+  expect_refused("simulate --max-minutes nan", {"--max-minutes"});
+}
+
+TEST(Hardening, FloatFlagsMustBeFiniteAndInRange) {
+  for (const char* flag : {"--kernel-launch-us", "--nvlink-latency-us", "--nic-latency-us", "--nvlink-gbps", "--nic-gbps",
+                           "--peak-tflops", "--hbm-tbps"})
+    expect_refused(std::string("simulate --executor estimate ") + flag + " 1e308",
+                   {std::string(flag) + ": expected a number in [0, 1e+06]", "got 1e+308"});
+  expect_refused("calibrate --model kimi-k2 --nic-gbps 1e308", {"--nic-gbps: expected a number in [0, 1e+06] GB/s"});
+  expect_refused("place --load " + load_file() + " --max-moved-mb nan", {"--max-moved-mb: expected a finite number"});
+}
+
+TEST(Hardening, NegativeSeedsAndCountsNameTheirFlag) {
+  expect_refused("calibrate --data-seed -1", {"--data-seed", "-1"});
+  expect_refused("run --extra-slots -1", {"--extra-slots: expected R in [0, 65536], got -1"});
+}
+
+// Flags that act only in another mode were accepted and ignored.
+TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
+  expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
+  expect_refused("simulate --drift-groups 0", {"--drift-groups: only acts with --iterations N"});
+  expect_refused("simulate --iterations 0", {"--iterations: expected a number of batches >= 1 (leave it out for one layer), got 0"});
+  const std::string serve = "simulate --iterations 2 --trace x --model kimi-k2 ";
+  expect_refused(serve + "--drift-period 3", {"--drift-period: only acts with --drift rotating"});
+  expect_refused(serve + "--drift rotating --drift-period 0", {"--drift-period: expected iterations per dataset >= 1, got 0"});
+  expect_refused(serve + "--drift only --drift-groups 0", {"--drift-groups: expected a number of groups >= 1, got 0"});
+}
+
+TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
+  const ProgramResult r = run_zepp("simulate --nvlink-gbps 1e308");
+  EXPECT_EQ(r.err.find("topo:"), std::string::npos) << r.err;
+  EXPECT_EQ(run_zepp("calibrate --model kimi-k2 --nic-gbps 1e308").err.find("nic_bytes_per_s"), std::string::npos);
+  const ProgramResult moved = run_zepp("place --load " + load_file() + " --max-moved-mb nan");
+  EXPECT_EQ(moved.err.find("load.json"), std::string::npos) << moved.err;  // the flag is wrong, not the file
+  // 384 experts, 288 slots on 16 GPUs: 288 is a multiple of 16; the slots are too few.
+  std::string w = "[";
+  for (int e = 0; e < 384; ++e) w += (e ? ", " : "") + std::string("1");
+  const std::string load = write_file("load384.json", "{\"weight\": [" + w + "]], \"num_replicas\": 288, \"num_groups\": 1, "
+                                                      "\"num_nodes\": 2, \"num_gpus\": 16}");
+  expect_refused("place --policy zepp --load " + load,
+                 {"num_replicas: expected at least ceil(E / num_gpus) = 24 slots per GPU (384 in all for 384 experts on 16 GPUs), "
+                  "got 288 (18 per GPU)"});
+  EXPECT_EQ(run_zepp("place --policy zepp --load " + load).err.find("not a multiple"), std::string::npos);
+}
+
+// One rank has no link to time: the file had a 0 GB/s NVLink that simulate then refused.
+TEST(Hardening, CalibrateOnOneRankIsRefused) {
+  const ProgramResult r = run_zepp("calibrate --model kimi-k2 --tokens 1 --message-bytes 8");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("mpirun -np: expected at least 2 MPI ranks"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace zepp
