@@ -35,14 +35,14 @@ def check_placement(layers, experts, slots, gpus, zepp, name):
     `gpus` GPUs for `layers` layers needs more memory or time than this process has (the C++
     estimate of pipeline/cost.hpp, shared with `zepp place`): checked before any copy."""
     _zepp.check_placement_cost(float(layers), float(experts), float(slots), float(gpus), bool(zepp), seconds_budget(),
-                               name, "pass fewer layers or experts in weight, or a smaller num_replicas")
+                               name, "pass fewer layers or experts in weight, or a smaller num_replicas (time budget: ZEPP_MAX_SECONDS)")
 
 
 def check_routing(slots, experts, gpus, pairs, name):
     """ValueError naming `name` when routing `pairs` (token, k) pairs over a layer of `slots` slots
     of `experts` experts on `gpus` GPUs does not fit (pipeline/cost.hpp): checked before any copy."""
     _zepp.check_routing_cost(float(slots), float(experts), float(gpus), float(pairs), seconds_budget(), name,
-                             "route fewer tokens per call, or check phy2log and num_gpus")
+                             "route fewer tokens per call, or check phy2log and num_gpus (time budget: ZEPP_MAX_SECONDS)")
 
 
 def shape_of(value):

@@ -8,7 +8,6 @@
 #include <CLI/CLI.hpp>
 
 #include "core/types.hpp"
-#include "pipeline/cost.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
 
@@ -27,7 +26,7 @@ struct WorkloadFlags {
   std::string link_sharing = "fair";
   WorkloadOptions workload;
   std::optional<double> max_memory_mib;  // --max-memory; default: what the machine has
-  double max_minutes = kDefaultSecondsBudget / 60;  // --max-minutes
+  double max_minutes = 60;               // --max-minutes (pipeline/cost.hpp: kDefaultSecondsBudget)
   int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)
   bool zepp_placement = true;            // set by the command: a strategy packs with Zepp's rule (cost estimate)
 

@@ -48,8 +48,9 @@ std::string human(double x, const char* unit) {
 }  // namespace
 
 std::string CostEstimate::text() const {
-  return "about " + human(bytes, "B") + " and " + human(seconds, " s") + " (" + human(pairs, " pairs") + ", " +
-         human(tasks, " tasks") + " per strategy)";
+  const auto exact = [](double x) { return std::to_string(int64_t(std::min(x, 9e18))); };
+  return "about " + human(bytes, "B") + " and " + human(seconds, " s") + " (" + exact(gpus) + " GPUs x " + exact(experts) +
+         " experts, " + human(pairs, " pairs") + ", " + human(tasks, " tasks") + " per strategy)";
 }
 
 CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu, int strategies,
@@ -57,6 +58,7 @@ CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_
   const double G = double(topo.nodes) * topo.gpus_per_node, E = model.num_experts;
   const double slots = std::ceil(E / G) + 2;  // per GPU, with the default R = 2 extra slots
   CostEstimate c;
+  c.gpus = G, c.experts = E;
   c.pairs = double(tokens_per_gpu) * G * model.top_k;
   // A plan moves data between every pair of GPUs that exchange tokens (at most G^2, at most one
   // per pair in each of dispatch and combine, NIC relays at most double that) and runs a GEMM per
@@ -71,6 +73,7 @@ CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_
 
 CostEstimate estimate_placement_cost(double layers, double experts, double slots, double gpus, bool zepp) {
   CostEstimate c;
+  c.gpus = gpus, c.experts = experts;
   // Per layer: the load, the maps (phy2log, log2phy up to E x slots, logcnt) and the packing.
   c.bytes = kBase + layers * (16 * slots + 8 * experts * std::min(slots, experts + 1) + kPerGpuExpert * gpus);
   c.seconds = layers * ((zepp ? experts * experts * kSecondsPerExpertSquared : 0) + (slots + gpus) * kSecondsPerSlot);
@@ -79,6 +82,7 @@ CostEstimate estimate_placement_cost(double layers, double experts, double slots
 
 CostEstimate estimate_routing_cost(double slots, double experts, double gpus, double pairs) {
   CostEstimate c;
+  c.gpus = gpus, c.experts = experts;
   c.pairs = pairs;
   c.bytes = kBase + 16 * slots + gpus * experts * kPerGpuExpert + 16 * pairs;
   c.seconds = (slots + gpus * experts) * kSecondsPerSlot + pairs * kSecondsPerPair;
@@ -97,15 +101,22 @@ double memory_budget_bytes() {
   return budget;
 }
 
+namespace {
+// A budget flag (--max-memory, --max-minutes) rather than a size (--load, a Python argument such as
+// "weight"): only a budget can be raised.
+bool is_flag(const std::string& name) { return name.rfind("--max-", 0) == 0; }
+}  // namespace
+
 void check_budget(const CostEstimate& estimate, double budget_bytes, const std::string& flag, double budget_seconds,
                   const std::string& time_flag, const std::string& smaller) {
   // !(a <= b): a NaN estimate (sizes past double range) is refused too.
   if (!(estimate.bytes <= budget_bytes))
     throw ArgumentError(flag + ": this run needs " + estimate.text() + ", more than the " + human(budget_bytes, "B") +
-                        " available; " + smaller + " (or raise " + flag + " if the estimate is too cautious)");
+                        " available; " + smaller + (is_flag(flag) ? " (or raise " + flag + " if the estimate is too cautious)" : ""));
   if (!(estimate.seconds <= budget_seconds))
     throw ArgumentError(time_flag + ": this run needs " + estimate.text() + ", more than the " +
-                        human(budget_seconds, " s") + " allowed; " + smaller + " (or raise " + time_flag + ")");
+                        human(budget_seconds, " s") + " allowed; " + smaller +
+                        (is_flag(time_flag) ? " (or raise " + time_flag + ")" : ""));
 }
 
 void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,

@@ -16,7 +16,9 @@ struct CostEstimate {
   double tasks = 0;    // simulated tasks (messages and GEMMs) of one strategy's comm plan, at most
   double bytes = 0;    // peak memory of the workload, routing and plans of all strategies
   double seconds = 0;  // CPU time of the same, on one core of this 2-core machine (an upper bound)
-  std::string text() const;  // "about 5.4 GB and 3 s (38.3 M pairs, 1.2 k tasks per strategy)"
+  double gpus = 0, experts = 0;  // the sizes it was derived from, named in text()
+  // "about 5.4 GB and 3 s (32 GPUs x 384 experts, 38.3 M pairs, 1.2 k tasks per strategy)"
+  std::string text() const;
 };
 
 // The default time budget of one command or Python call (--max-minutes, python: max_seconds

@@ -3,8 +3,6 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <nlohmann/json.hpp>
 
 #include "run_zepp.hpp"
@@ -18,7 +16,7 @@ using testing::shared_dir;
 const std::string kDeepSeek = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
 
 TEST(ModelCli, DeepSeekDecodeAllLayersPerLayerAndTotals) {
-  if (!std::filesystem::exists(kDeepSeek)) ZEPP_SHARED_ABSENT() << "real traces absent: " << kDeepSeek;
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
   const auto r = run_zepp("simulate --trace " + kDeepSeek + " --model deepseek-v2-lite --layers all --phase decode "
                           "--batch 16 --context 512 --strategies a2av,sglang,zepp --format json");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -60,7 +58,7 @@ TEST(ModelCli, DeepSeekDecodeAllLayersPerLayerAndTotals) {
 }
 
 TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
-  if (!std::filesystem::exists(kDeepSeek)) ZEPP_SHARED_ABSENT() << "real traces absent: " << kDeepSeek;
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
   const std::string base = "simulate --trace " + kDeepSeek + " --model deepseek-v2-lite ";
   for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
            {"--layers 99", "--layers"},          {"--layers 1,x", "--layers"},     {"--layers 3-1", "--layers"},

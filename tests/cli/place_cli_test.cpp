@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <nlohmann/json.hpp>
 
 #include "../common/loads.hpp"
@@ -30,7 +28,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
 }
 
 TEST(PlaceCli, EplbReadmeExamplePrintsPublishedPhy2log) {
-  if (!std::filesystem::exists(kReadme)) ZEPP_SHARED_ABSENT() << "shared EPLB data absent: " << kReadme;
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
   const auto r = run_zepp("place --policy eplb --load " + kReadme);
   ASSERT_EQ(r.status, 0) << r.err;
   const json out = json::parse(r.out);
@@ -84,7 +82,7 @@ TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
 // A real trace: Mixtral-8x7B GSM8K (32 layers, 8 experts, top-2) on 2 nodes x 2 GPUs, R = 2.
 TEST(PlaceCli, TraceLoadsEveryLayer) {
   const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
-  if (!std::filesystem::exists(trace)) ZEPP_SHARED_ABSENT() << "trace absent: " << trace;
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "trace absent: " << trace;
   const auto r = run_zepp("place --policy zepp --trace " + trace + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2");
   ASSERT_EQ(r.status, 0) << r.err;
   const json out = json::parse(r.out);

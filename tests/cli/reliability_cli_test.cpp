@@ -2,7 +2,6 @@
 // silently accepted. Each case exits with status 2 and a message naming the flag, quickly.
 #include <gtest/gtest.h>
 
-#include "../common/shared_data.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -108,7 +107,7 @@ TEST(Reliability, NegativeValuesForCountsAndSeedsAreErrors) {
 // A layer the trace does not have names the flag and lists the layers present.
 TEST(Reliability, OutOfRangeLayerNamesTheFlag) {
   const std::string trace = testing::shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
-  if (!std::filesystem::exists(trace)) ZEPP_SHARED_ABSENT() << "real traces absent: " << trace;
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
   const auto r = run_zepp("simulate --executor estimate --trace " + trace + " --model mixtral-8x7b --nodes 2 --layer 99");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--layer: layer 99 is not in trace"), std::string::npos) << r.err;

@@ -2,8 +2,6 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <nlohmann/json.hpp>
 
 #include "run_zepp.hpp"
@@ -17,7 +15,7 @@ using testing::shared_dir;
 const std::string kArgs = " --trace " + shared_dir() + "/data/traces/llama4-maverick-mmlu --model llama4-maverick";
 
 TEST(ServeCli, IterationsReportEveryIterationOnTheSimulator) {
-  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) ZEPP_SHARED_ABSENT() << "traces absent";
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
   const auto r = run_zepp("simulate --executor sim --format json --iterations 2 --drift rotating --dataset anatomy --drift-period 1"
                           " --size-mb 1 --strategies zepp,zepp+swaps" + kArgs);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -36,7 +34,7 @@ TEST(ServeCli, IterationsReportEveryIterationOnTheSimulator) {
 }
 
 TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
-  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) ZEPP_SHARED_ABSENT() << "traces absent";
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
   auto r = run_zepp("simulate --iterations 2 --drift sometimes" + kArgs);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--drift"), std::string::npos) << r.err;

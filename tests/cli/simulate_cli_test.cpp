@@ -2,8 +2,6 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <nlohmann/json.hpp>
 
 #include "run_zepp.hpp"
@@ -54,7 +52,7 @@ TEST(SimulateCli, SameSeedSameReport) {
 
 TEST(SimulateCli, RealDeepSeekTrace) {
   const std::string trace = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
-  if (!std::filesystem::exists(trace)) ZEPP_SHARED_ABSENT() << "real traces absent: " << trace;
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
   const auto j = simulate_json("--executor estimate --trace " + trace + " --model deepseek-v2-lite --nodes 4 --gpus-per-node 4");
   EXPECT_EQ(j["workload"]["synthetic"], false);
   // Locality-preferred routing moves fewer tokens across nodes than EPLB's even split.

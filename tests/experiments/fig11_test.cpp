@@ -1,8 +1,6 @@
 // Figure 11's experiment (issue 14 item 4): its CSV round-trips and rejects malformed rows; the
 // report section puts the paper's numbers beside ours; a tiny run on the real Qwen3 loads.
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <rapidcheck/gtest.h>
 #include <unistd.h>
 
@@ -71,7 +69,7 @@ TEST(Fig11, ReportPutsThePaperBesideOurs) {
 
 TEST(Fig11, TinyRunOnTheRealQwenLoads) {
   const std::string traces = std::string(ZEPP_SHARED_DIR) + "/data/traces";
-  if (!fs::exists(traces + "/qwen3-30b-a3b-load")) ZEPP_SHARED_ABSENT() << "real traces absent: " << traces;
+  if (!fs::exists(traces + "/qwen3-30b-a3b-load")) GTEST_SKIP() << "real traces absent: " << traces;
   Fig11Spec spec = fig11_spec();
   spec.sizes_mb = {1.0 / 64};  // 4 tokens per GPU: 48 layers x 2 systems stay quick
   const fs::path csv = temp("fig11-run.csv");

@@ -5,8 +5,6 @@
 // InputError escaping a reader); a crash or sanitizer report ends the program.
 #include <gtest/gtest.h>
 
-#include "../common/shared_data.hpp"
-
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -71,7 +69,7 @@ TEST(FuzzReplay, TopologySeedsAndCrashes) { replay_committed("topology", zepp_fu
 
 TEST(FuzzReplay, RealTraceFilesCut) {
   const fs::path traces = kShared / "data" / "traces";
-  if (!fs::exists(traces)) ZEPP_SHARED_ABSENT() << "no real traces at " << traces;
+  if (!fs::exists(traces)) GTEST_SKIP() << "no real traces at " << traces;
   // The first file of each folder, its first 16 KiB, behind the byte that names it for the
   // harness (0 .json, 1 .jsonl, 2 DeepSeek .csv, 3 load .csv named like "arc_x.csv").
   for (const auto& dir : fs::directory_iterator(traces)) {
@@ -89,7 +87,7 @@ TEST(FuzzReplay, RealTraceFilesCut) {
 
 TEST(FuzzReplay, RealEplbFilesCut) {
   const fs::path f = kShared / "data" / "eplb" / "readme-example.json";
-  if (!fs::exists(f)) ZEPP_SHARED_ABSENT() << "no " << f;
+  if (!fs::exists(f)) GTEST_SKIP() << "no " << f;
   replay_prefixes(zepp_fuzz_eplb_json, char(1) + slurp(f), f.string());  // 1: the load-file reader
 }
 

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -115,7 +113,7 @@ void expect_correct(const Case& c, const std::vector<std::string>& strategies = 
 
 bool have(const std::string& path) { return fs::exists(path); }
 #define NEED(path) \
-  if (!have(path)) ZEPP_SHARED_ABSENT() << "real traces absent: " << (path)
+  if (!have(path)) GTEST_SKIP() << "real traces absent: " << (path)
 
 TEST(MpiRun, DeepSeekV2Lite8Ranks) {
   NEED(kTraces + "/deepseek-v2-lite-puffin");

@@ -7,8 +7,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -80,7 +78,7 @@ bool have_eplb_data() { return std::filesystem::exists(kEplbDir + "/reference-ca
 }  // namespace
 
 TEST(Eplb, ReadmeExampleGivesPublishedPhy2log) {
-  if (!have_eplb_data()) ZEPP_SHARED_ABSENT() << "shared EPLB data absent: " << kEplbDir;
+  if (!have_eplb_data()) GTEST_SKIP() << "shared EPLB data absent: " << kEplbDir;
   expect_matches(read_case(load_json(kEplbDir + "/readme-example.json"), "readme-example"));
 }
 
@@ -107,7 +105,7 @@ TEST(Eplb, ReadmeExampleLog2phyAndLogcnt) {
 class EplbReference : public ::testing::TestWithParam<int> {};
 
 TEST_P(EplbReference, MatchesExpectedMaps) {
-  if (!have_eplb_data()) ZEPP_SHARED_ABSENT() << "shared EPLB data absent: " << kEplbDir;
+  if (!have_eplb_data()) GTEST_SKIP() << "shared EPLB data absent: " << kEplbDir;
   static const json cases = load_json(kEplbDir + "/reference-cases.json")["cases"];
   ASSERT_LT(size_t(GetParam()), cases.size());
   const json& j = cases[GetParam()];
@@ -118,7 +116,7 @@ TEST_P(EplbReference, MatchesExpectedMaps) {
 INSTANTIATE_TEST_SUITE_P(AllCases, EplbReference, ::testing::Range(0, 11));
 
 TEST(Eplb, ReferenceFileHasElevenCases) {
-  if (!have_eplb_data()) ZEPP_SHARED_ABSENT() << "shared EPLB data absent: " << kEplbDir;
+  if (!have_eplb_data()) GTEST_SKIP() << "shared EPLB data absent: " << kEplbDir;
   EXPECT_EQ(load_json(kEplbDir + "/reference-cases.json")["cases"].size(), 11u);
 }
 

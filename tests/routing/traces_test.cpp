@@ -3,8 +3,6 @@
 // the requests, C = 0.1, 1 MiB of activations per GPU, several MoE layers.
 #include <gtest/gtest.h>
 
-#include "../common/shared_data.hpp"
-
 #include <filesystem>
 #include <iostream>
 
@@ -57,7 +55,7 @@ Gap measure(const std::string& folder, const std::string& model_name, const std:
 
 TEST(RoutingTraces, DeepSeekV2LiteGreedyNearOptimum) {
   const Gap g = measure("deepseek-v2-lite-puffin", "deepseek-v2-lite", {1, 13, 26});
-  if (g.worst < 0) ZEPP_SHARED_ABSENT() << "shared/data/traces/deepseek-v2-lite-puffin is absent";
+  if (g.worst < 0) GTEST_SKIP() << "shared/data/traces/deepseek-v2-lite-puffin is absent";
   // Measured (seed 1): gap 0 on layers 1, 5, 9, 13, 17, 21, 26 -- the greedy found the optimum
   // every time. Bound 1 %, a margin for changes in workload sampling and placement.
   EXPECT_LE(g.worst, 0.01);
@@ -65,7 +63,7 @@ TEST(RoutingTraces, DeepSeekV2LiteGreedyNearOptimum) {
 
 TEST(RoutingTraces, Llama4MaverickGreedyNearOptimum) {
   const Gap g = measure("llama4-maverick-mmlu", "llama4-maverick", {1, 25, 37, 47});
-  if (g.worst < 0) ZEPP_SHARED_ABSENT() << "shared/data/traces/llama4-maverick-mmlu is absent";
+  if (g.worst < 0) GTEST_SKIP() << "shared/data/traces/llama4-maverick-mmlu is absent";
   // Measured (seed 1): gap 0 on layers 1, 13, 25, 47 and 0.07 % on layer 37 (436.43 vs
   // 436.12 us). Bound 1 %, a margin for changes in workload sampling and placement.
   EXPECT_LE(g.worst, 0.01);

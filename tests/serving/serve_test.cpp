@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include "../common/shared_data.hpp"
-
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "exec/sim.hpp"
@@ -45,7 +43,7 @@ struct Fixture {
 // compute from the critical path as moving its weights over NVLink adds (§4.3; issue 10), so
 // zepp+swaps refuses every swap and serves exactly as static Zepp does.
 TEST(Serve, SwapsThatCostMoreThanTheySaveAreRefusedOnLlama4) {
-  if (!std::filesystem::exists(kLlama)) ZEPP_SHARED_ABSENT() << "traces absent: " << kLlama;
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
   const ServeReport fixed = f.run("zepp"), swapped = f.run("zepp+swaps");
   ASSERT_EQ(swapped.iterations.size(), 4u);
@@ -62,7 +60,7 @@ TEST(Serve, SwapsThatCostMoreThanTheySaveAreRefusedOnLlama4) {
 }
 
 TEST(Serve, PerInvocationReplicationCopiesAcrossNodesAndRemovesExcessLoad) {
-  if (!std::filesystem::exists(kLlama)) ZEPP_SHARED_ABSENT() << "traces absent: " << kLlama;
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
   const ServeReport moon = f.run("moonep"), halo = f.run("halo-q"), plain = f.run("a2av");
   double moon_nic = 0, halo_nic = 0;
@@ -79,7 +77,7 @@ TEST(Serve, PerInvocationReplicationCopiesAcrossNodesAndRemovesExcessLoad) {
 }
 
 TEST(Serve, SimulatedIterationReportsLatencyAndPlanningTime) {
-  if (!std::filesystem::exists(kLlama)) ZEPP_SHARED_ABSENT() << "traces absent: " << kLlama;
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
   const PlanExecutor sim = [](const CommPlan& p, const Topology& t, bool tl) { return simulate_plan(p, t, tl); };
   const ServeReport r = f.run("zepp+swaps", sim, 1);
@@ -94,7 +92,7 @@ TEST(Serve, SimulatedIterationReportsLatencyAndPlanningTime) {
 }
 
 TEST(Serve, UnknownSystemListsTheNames) {
-  if (!std::filesystem::exists(kLlama)) ZEPP_SHARED_ABSENT() << "traces absent: " << kLlama;
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
   try {
     f.run("zepp+magic");

@@ -1,7 +1,5 @@
 // build_workload (paper §6.1): batch size, split, sampling source, determinism, errors.
 #include <gtest/gtest.h>
-
-#include "../common/shared_data.hpp"
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
@@ -216,7 +214,7 @@ TEST(Workload, LoadOnlySamplesDistinctByLoad) {
 
 TEST(Workload, RealQwenLoad) {
   const std::string dir = std::string(ZEPP_SHARED_DIR) + "/data/traces/qwen3-30b-a3b-load";
-  if (!std::filesystem::is_directory(dir)) ZEPP_SHARED_ABSENT() << "real traces not found at " << dir;
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "real traces not found at " << dir;
   const Trace t = read_trace(dir);
   WorkloadOptions o;
   o.dataset = "arc/Hebrew";
@@ -235,7 +233,7 @@ TEST(Workload, RealQwenLoad) {
 
 TEST(Workload, RealMixtralSplitsProblems) {
   const std::string dir = std::string(ZEPP_SHARED_DIR) + "/data/traces/mixtral-8x7b-gsm8k";
-  if (!std::filesystem::is_directory(dir)) ZEPP_SHARED_ABSENT() << "real traces not found at " << dir;
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "real traces not found at " << dir;
   const Trace t = read_trace(dir);
   const Workload w = build_workload(&t, model_preset("mixtral-8x7b"), topology_preset("h100", 1), WorkloadOptions{});
   EXPECT_EQ(w.layer, 0);
