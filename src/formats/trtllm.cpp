@@ -41,7 +41,6 @@ ExpertMap read_trtllm_config(const std::string& path) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected valid YAML (" + e.msg + ")");
   }
   if (!doc.IsMap()) throw InputError(path + ": expected a YAML mapping with num_slots and initial_global_assignments");
-  check_unique_keys(doc, path);
   // yaml-cpp keeps a duplicated key (doc[key] finds the first) and reads a truncated last line
   // ("layer_upd") as a key without a value: both are errors here, as is a key TensorRT-LLM's
   // MoeLoadBalancerConfig does not have.
