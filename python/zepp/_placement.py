@@ -27,6 +27,7 @@ def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy
     """(phy2log [L,P], log2phy [L,E,X], logcnt [L,E]) as int64, X the most replicas; the shared core
     of rebalance_experts and the vLLM policy (which pads log2phy to P-E+1)."""
     w, P, groups, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
+    E = w.shape[1]
     if policy == "eplb":
         # EPLB computes in float32 (weight.float()); so does the C++ rule, for identical ties.
         return _zepp.eplb_rebalance(w.astype(np.float32), P, groups, nodes, gpus)
