@@ -12,12 +12,14 @@ def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy):
     P, groups = count(num_replicas, "num_replicas"), count(num_groups, "num_groups")
     nodes, gpus = count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus")
     shape = shape_of(weight)  # sizes checked before numpy copies anything (a broadcast view may be huge)
-    if shape is not None and len(shape) == 2:
-        check_placement(shape[0], shape[1], P, gpus, policy == "zepp", "weight")
+    if shape is not None and len(shape) == 2:  # weight alone (one slot per expert), then with the replicas
+        check_placement(shape[0], shape[1], shape[1], gpus, policy == "zepp", "weight")
+        check_placement(shape[0], shape[1], P, gpus, policy == "zepp", "num_replicas")
     w = array(weight, "weight", 2, integer=False)
     if w.shape[0] == 0 or w.shape[1] == 0:
         raise ValueError(f"weight: expected at least one layer and one expert, got shape {w.shape}")
-    check_placement(w.shape[0], w.shape[1], P, gpus, policy == "zepp", "weight")
+    check_placement(w.shape[0], w.shape[1], w.shape[1], gpus, policy == "zepp", "weight")
+    check_placement(w.shape[0], w.shape[1], P, gpus, policy == "zepp", "num_replicas")
     if np.any(w < 0):
         raise ValueError("weight: expected loads >= 0")
     return w, P, groups, nodes, gpus

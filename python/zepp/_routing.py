@@ -15,8 +15,9 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
     """Validated (phy2log as int32, E, nodes, gpus, slack) for a Router."""
     nodes, gpus = count(num_nodes, "num_nodes"), count(num_gpus, "num_gpus")
     shape = shape_of(phy2log)  # sizes checked before numpy copies anything (E <= P slots)
-    if shape is not None and len(shape) == 1:
-        check_routing(shape[0], shape[0], gpus, 0, "phy2log")
+    if shape is not None and len(shape) == 1:  # the slots alone, then per (GPU, expert) with E <= P
+        check_routing(shape[0], 1, 1, 0, "phy2log")
+        check_routing(shape[0], shape[0], gpus, 0, "num_gpus")
     phy = array(phy2log, "phy2log", 1, integer=True)
     try:
         slack = float(balance_slack)
@@ -269,7 +270,7 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
     """
     shape, slots = shape_of(topk_ids), shape_of(phy2log)  # the pairs' cost before any copy
     if shape is not None and len(shape) == 2 and slots is not None and len(slots) == 1:
-        check_routing(slots[0], slots[0], count(num_gpus, "num_gpus"), shape[0] * shape[1], "topk_ids")
+        check_routing(slots[0], 1, 1, shape[0] * shape[1], "topk_ids")  # the cluster's share: Router checks it
     ids = array(topk_ids, "topk_ids", 2, integer=True)  # int64: this function's result type
     src = array(src_rank, "src_rank", 1, integer=True)
     return Caller(topk_ids).give(Router(phy2log, num_nodes, num_gpus, balance_slack).route(ids, src))
