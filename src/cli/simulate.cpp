@@ -31,7 +31,8 @@ struct SimulateFlags {
   std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg (Gantt) per strategy
   std::string optimum = "auto";
   StrategyOptions opt;
-  bool no_split = false, no_merge = false, no_overlap = false, no_locality = false;
+  bool no_split = false, no_merge = false, no_overlap = false, no_locality = false, no_waves = false;
+  bool round_order_always = false, no_local_first = false;
   ServeFlags serve;
   ModelFlags model;
   std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
@@ -91,6 +92,9 @@ void run(const SimulateFlags& f) {
   opt.merge = !f.no_merge;
   opt.overlap = !f.no_overlap;
   opt.locality = !f.no_locality;
+  opt.waves = !f.no_waves;
+  opt.round_order_rule = !f.round_order_always;
+  opt.local_first = !f.no_local_first;
   require(opt.eplb_groups >= 0 && opt.eplb_groups <= f.w.model_shape().num_experts, "--eplb-groups",
           "expected 0 (automatic) or a group count in [1, " + std::to_string(f.w.model_shape().num_experts) + "], got " +
               std::to_string(opt.eplb_groups));
@@ -225,6 +229,13 @@ void add_simulate(CLI::App& app) {
   cmd->add_flag("--no-merge", f->no_merge, "Zepp ablation: no merge in dispatch or combine");
   cmd->add_flag("--no-overlap", f->no_overlap, "Zepp ablation: barrier-separated dispatch, compute, combine");
   cmd->add_flag("--no-locality", f->no_locality, "Zepp ablation: even split over replicas instead of locality-preferred routing");
+  cmd->add_flag("--no-waves", f->no_waves,
+                "Zepp ablation: combine pre-reduces once per (GPU, destination node) instead of in completion waves");
+  cmd->add_flag("--round-order-always", f->round_order_always,
+                "Zepp ablation: Algorithm 1's round order as plan dependencies in both phases (Zepp orders rounds by "
+                "priority only)");
+  cmd->add_flag("--no-local-first", f->no_local_first,
+                "Zepp ablation: own-node rows wait in delivery order instead of computing while dispatch runs");
   cmd->callback([f, cmd] {
     check_modes(*cmd, *f);
     run(*f);

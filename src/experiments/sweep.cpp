@@ -54,6 +54,9 @@ const std::map<std::string, Variant>& variants() {
       {"zepp/no-merge", {"zepp", &StrategyOptions::merge, false}},
       {"zepp/no-overlap", {"zepp", &StrategyOptions::overlap, false}},
       {"zepp/no-locality", {"zepp", &StrategyOptions::locality, false}},
+      {"zepp/no-waves", {"zepp", &StrategyOptions::waves, false}},
+      {"zepp/round-order-always", {"zepp", &StrategyOptions::round_order_rule, false}},
+      {"zepp/no-local-first", {"zepp", &StrategyOptions::local_first, false}},
       {"epic/zepp-placement", {"epic", &StrategyOptions::epic_zepp_placement, true}},
   };
   return v;
@@ -150,7 +153,7 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
   for (const auto& s : spec.strategies) {
     StrategyOptions unused;
     require(std::find(names.begin(), names.end(), strategy_variant(s, unused)) != names.end(), "--strategies",
-            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, "
+            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, zepp/no-waves, zepp/round-order-always, zepp/no-local-first, "
             "epic/zepp-placement)");
   }
 }

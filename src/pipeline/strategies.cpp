@@ -24,12 +24,19 @@ StrategyDecision decide_eplb(const StrategyInput& in) {
 // Zepp (paper §4): placement §4.1, locality-preferred routing, split + merge, Algorithm 1.
 StrategyDecision decide_zepp(const StrategyInput& in) {
   Placement p = place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
-  const PlanOptions plan{in.opt.split, in.opt.merge, in.opt.overlap, in.opt.nic_slack, /*round_order=*/true,
-                         /*pre_reduce=*/true, /*split_if_it_pays=*/true};
-  return decide_with(std::move(p), in, in.opt.locality, plan);
+  return decide_with(std::move(p), in, in.opt.locality, zepp_plan_options(in.opt));
 }
 
 }  // namespace
+
+PlanOptions zepp_plan_options(const StrategyOptions& opt) {
+  PlanOptions plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,
+                   /*pre_reduce=*/true, /*split_if_it_pays=*/true};
+  plan.combine_waves = opt.waves ? kZeppCombineWaves : 1;
+  plan.round_order = !opt.round_order_rule;  // the rule: order by priorities only (rounds.cpp)
+  plan.local_first = opt.local_first;
+  return plan;
+}
 
 const std::vector<StrategyEntry>& strategy_registry() {
   static const std::vector<StrategyEntry> registry = {

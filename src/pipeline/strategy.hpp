@@ -25,6 +25,12 @@ struct StrategyOptions {
   int eplb_groups = 0;        // EPLB expert groups; 0 = one per node when E % nodes == 0 (hierarchical), else 1
   // Zepp's ablation switches (paper Figure 12); ignored by the other strategies.
   bool split = true, merge = true, overlap = true, locality = true;
+  // Zepp's stages beyond the figure's four, each with its ablation (issue 24): combine in
+  // completion waves (plan/combine.cpp); Zepp's round-order rule, which keeps Algorithm 1's
+  // order as priorities only, false: as dependencies in both phases (plan/rounds.cpp states the
+  // rule and its measurements); own-node rows computed first while the GPU would wait for
+  // dispatch (plan/builder.cpp, local_first_slots).
+  bool waves = true, round_order_rule = true, local_first = true;
   // epic: Zepp's §4.1 placement instead of its own co-activation placement (the report's
   // comparison of how much of epic's latency its placement accounts for).
   bool epic_zepp_placement = false;
@@ -91,5 +97,15 @@ int base_slots_per_gpu(const ModelShape& m, const Topology& t);  // ceil(E / G)
 // Routes on `placement` (locality-preferred or even split), timing it; the plan is built with
 // build_comm_plan and `plan` when an executor asks.
 StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool locality, const PlanOptions& plan);
+
+// Completion waves of Zepp's combine (PlanOptions::combine_waves) when opt.waves. Four, a choice
+// (not tuned): enough that a node's early GEMMs' rows leave while its later ones run, few enough
+// that the per-message latency of each wave's puts stays small against the flow (issue 24
+// measured 4 against 1 on its configurations; docs/reproduction.md's ablation row).
+inline constexpr int kZeppCombineWaves = 4;
+
+// Zepp's plan options (§4.2 and its stages) from the strategy options: the one source for
+// `zepp`, `zepp+swaps` and `zepp-overlap`.
+PlanOptions zepp_plan_options(const StrategyOptions& opt);
 
 }  // namespace zepp

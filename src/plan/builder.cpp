@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/roofline.hpp"
 
 namespace zepp::plan_detail {
 
@@ -16,6 +17,8 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   require(topo.nodes > 0 && topo.gpus_per_node > 0 && topo.nodes < (1 << 11) && topo.num_gpus() < (1 << 24), "topo",
           "nodes and gpus_per_node must be positive, below 2^11 nodes and 2^24 GPUs");
   require(options.nic_slack >= 0 && std::isfinite(options.nic_slack), "options.nic_slack", "must be finite and >= 0");
+  require(options.combine_waves >= 1 && options.combine_waves <= 64, "options.combine_waves",
+          "must be in [1, 64], got " + std::to_string(options.combine_waves));
   placement.validate("placement");
   require(placement.num_gpus == topo.num_gpus(), "placement",
           "has " + str(placement.num_gpus) + " GPUs, topology has " + str(topo.num_gpus()));
@@ -87,8 +90,8 @@ static uint64_t transfer_key(int src, int dst, Phase phase, int round, Hop hop) 
   return (uint64_t(src) << 40) | (uint64_t(dst) << 16) | (uint64_t(round) << 5) | (uint64_t(phase) << 3) | uint64_t(hop);
 }
 
-int32_t Builder::transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority) {
-  const uint64_t key = transfer_key(src, dst, phase, round, hop);
+int32_t Builder::transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority, int wave) {
+  const std::pair<uint64_t, int32_t> key{transfer_key(src, dst, phase, round, hop), wave};
   if (auto it = transfers_.find(key); it != transfers_.end()) return it->second;
   const int32_t id = new_transfer(src, dst, phase, round, hop, priority);
   transfers_.emplace(key, id);
@@ -143,6 +146,68 @@ void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
   }
 }
 
+// Compute starts when rows are there (issue 24). Before the first inter-node rows reach a node,
+// its GPUs hold only their node's rows; with those merged into a slot's remote group (delivery
+// order puts the own node last, below the ridge it joins the group before), a GPU sits idle until
+// dispatch ends (Kimi-K2 4 x 4, 1 MB: first GEMM at 100 us, epic's at 11 us). Rule: the GPU's
+// idle window is estimated as the node's inbound dispatch over its G NICs,
+//   A_d = nic_latency + rows into node d from other nodes · token_bytes / (G · nic_bw),
+// and filled, slot by slot, with the own-node rows computed as a group of their own, first
+// (priority 0). Splitting slot s costs a second GEMM launch and, below the ridge, a second weight
+// read; what it takes off the time after arrival is gain_s = T(all rows) − T(remote rows) (T the
+// roofline time), so slots are taken by gain descending (ties: lower slot), only with gain > 0,
+// while the window is not yet full: the estimated work already in it, Σ T(own rows) (slots with
+// only own-node rows included, as they run in it anyway), is below A_d, so a GPU that would be
+// idle and holds own rows starts them (the last group may outlast the window). So a split never makes a memory-bound GEMM pay a second
+// weight read for nothing (gain 0 when both parts are below the ridge), and the merging up to the
+// ridge is kept where the GPU has other work.
+std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) const {
+  const int S = placement_.num_slots();
+  std::vector<char> chosen(S, 0);
+  if (N_ == 1) return chosen;
+  std::vector<int64_t> inbound(N_, 0);  // rows into each node from other nodes (merge: once per node)
+  for (int64_t t = 0; t < batch_.num_tokens(); ++t) {
+    const int n = node_of(src_gpu_of_token_[t]);
+    uint64_t seen = 0;  // nodes < 64 tracked exactly; beyond, counted per pair (an upper bound)
+    for (int k = 0; k < K_; ++k) {
+      const int d = node_of(gpu_of_pair_[t * K_ + k]);
+      if (d == n) continue;
+      if (opt_.merge && d < 64) {
+        if (seen >> d & 1) continue;
+        seen |= uint64_t(1) << d;
+      }
+      ++inbound[d];
+    }
+  }
+  const auto T = [&](int64_t rows) { return expert_compute_time(rows, plan_.model, topo_); };
+  struct Candidate {
+    double gain, cost;
+    int slot;
+  };
+  const int spg = placement_.slots_per_gpu;
+  for (int g = 0; g < plan_.num_gpus; ++g) {
+    const int n = node_of(g);
+    const double window = topo_.nic_latency + double(inbound[n]) * plan_.token_bytes / (G_ * topo_.nic_bw);
+    double used = 0;
+    std::vector<Candidate> cand;
+    for (int slot = g * spg; slot < (g + 1) * spg; ++slot) {
+      int64_t all = 0;
+      for (int m = 0; m < N_; ++m) all += count[size_t(slot) * N_ + m];
+      const int64_t own = count[size_t(slot) * N_ + n];
+      if (own == 0) continue;
+      if (own == all) used += T(all);
+      else cand.push_back({T(all) - T(all - own), T(own), slot});
+    }
+    std::stable_sort(cand.begin(), cand.end(), [](const Candidate& a, const Candidate& b) { return a.gain > b.gain; });
+    for (const Candidate& c : cand) {
+      if (c.gain <= 1e-12 * std::max(c.cost, 1e-9) || used >= window) continue;
+      used += c.cost;
+      chosen[c.slot] = 1;
+    }
+  }
+  return chosen;
+}
+
 void Builder::add_compute_groups() {
   // With overlap a slot's pairs are split by source node, in delivery order (source nodes
   // n+1, ..., n+N-1 arrive in rounds 1..N-1, own node last), which is also the combine return
@@ -157,12 +222,15 @@ void Builder::add_compute_groups() {
     ++count[size_t(routing_.slot_of_pair[p]) * N_ + node_of(src_gpu_of_token_[p / K_])];
   std::vector<int32_t> group_of(size_t(S) * N_, 0);  // [slot][source node] -> group number
   std::vector<int32_t> rank_of_group(size_t(S) * N_, 0);  // [slot][group] -> delivery rank of its last node
+  const std::vector<char> local_first = opt_.overlap && opt_.local_first ? local_first_slots(count)
+                                                                         : std::vector<char>(S, 0);
   if (opt_.overlap) {
     for (int slot = 0; slot < S; ++slot) {
       const int n = node_of(placement_.gpu_of_slot(slot));
+      const int last = local_first[slot] ? N_ - 1 : N_;  // local-first: own node apart
       int group = 0;
       double acc = 0;
-      for (int r = 1; r <= N_; ++r) {  // delivery ranks 1..N-1, then N = own node
+      for (int r = 1; r <= last; ++r) {  // delivery ranks 1..N-1, then N = own node
         const int src_node = (n + r) % N_;
         const int64_t c = count[size_t(slot) * N_ + src_node];
         if (c == 0) continue;
@@ -173,10 +241,12 @@ void Builder::add_compute_groups() {
       }
       // A final group below the ridge folds into the one before it.
       if (group > 0 && acc < ridge)
-        for (int r = 1; r <= N_; ++r) {
+        for (int r = 1; r <= last; ++r) {
           int32_t& g = group_of[size_t(slot) * N_ + (n + r) % N_];
           if (g == group) g = group - 1, rank_of_group[size_t(slot) * N_ + group - 1] = r;
         }
+      // Its own group, first (rank 0); remote ones use groups 0..N-2, so N-1 is free.
+      if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = 0;
     }
   }
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
@@ -199,6 +269,21 @@ void Builder::add_compute_groups() {
     plan_.tasks[g].pairs.push_back(p);
     add_dep(g, deliver_[p]);
     compute_of_pair_[p] = g;
+  }
+}
+
+void Builder::estimate_compute_finish() {
+  est_done_.assign(plan_.tasks.size(), 0.0);
+  node_span_.assign(N_, 0.0);
+  std::vector<std::vector<int32_t>> on_gpu(plan_.num_gpus);
+  for (size_t i = 0; i < plan_.tasks.size(); ++i)
+    if (plan_.tasks[i].kind == TaskKind::Compute) on_gpu[plan_.tasks[i].gpu].push_back(int32_t(i));
+  for (int g = 0; g < plan_.num_gpus; ++g) {
+    auto& ids = on_gpu[g];
+    std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return plan_.tasks[a].priority < plan_.tasks[b].priority; });
+    double t = 0;
+    for (int32_t id : ids) est_done_[id] = t += expert_compute_time(plan_.tasks[id].rows(), plan_.model, topo_);
+    node_span_[node_of(g)] = std::max(node_span_[node_of(g)], t);
   }
 }
 
@@ -249,9 +334,10 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves) {
   add_weight_moves(weight_moves);
   add_dispatch();
   add_compute_groups();
+  if (opt_.combine_waves > 1) estimate_compute_finish();
   add_combine();
   if (!opt_.overlap) add_barriers();
-  if (opt_.round_order) keep_round_order(plan_);
+  if (opt_.round_order) keep_round_order(plan_, true, opt_.round_order_combine);
   finalize();
   return std::move(plan_);
 }

@@ -2,7 +2,43 @@
 // lines 14-26). With merge, a node's contributions to one token are gathered on the GPU that
 // received the token in dispatch, pre-reduced into one row and returned once; without merge
 // each pair's output returns on its own.
+//
+// Completion waves (PlanOptions::combine_waves = W > 1). Algorithm 1 pre-reduces a return group
+// once all of its contributions are there (line 22). With one group per (receiving GPU,
+// destination node) a node's partial sums leave only after nearly all of its GEMMs: on Kimi-K2
+// 16 x 4 at 1 MB the last GPU waited 286 us after its last GEMM (issue 24). Instead every combine
+// row (a token's contributions on one GPU, or with pre-reduction on one node) gets a wave from
+// the GEMM that completes it: with est(c) the finish of compute task c on its GPU's stream in
+// priority order (estimate_compute_finish, roofline times, arrivals ignored) and span(d) the
+// latest finish on node d, a row computed on node d whose pairs have compute tasks C gets
+// wave = clamp(ceil(W * max_{c in C} est(c) / span(d)) - 1, 0, W - 1). Gathers, pre-reductions,
+// relays, puts and forwards are keyed by wave as well as by their path, so each wave is
+// pre-reduced and sent as soon as its own GEMMs are done.
+//
+// Invariants, for every W >= 1 (W = 1 is the plan without waves):
+//  (W1) Equations (2)-(3) hold as without waves. The split of a flow (d -> n) is solved once,
+//       in route_flow, from the per-GPU row counts of the whole flow, and rows take NICs in flow
+//       order by the same cursor whatever their wave. Proof: the wave only enters the key under
+//       which a row's relay, put and forward are coalesced, never the split x or the NIC a row
+//       takes, so every NIC carries exactly the rows it carries with W = 1 (its bound holds) and
+//       exactly the same rows move over NVLink (eq. (3)'s volume).
+//  (W2) Every pair reaches its token's output exactly once, in the same rows as with W = 1.
+//       Proof: a row's wave is a function of the row; the row is added to exactly one
+//       pre-reduction (R, n, wave) and one flow row, as before, so the final reductions of t sum
+//       the same rows; waves only split the tasks that carry them.
+//  (W3) A wave leaves when its own rows are complete: PreReduce (R, n, w) depends only on the
+//       computes of pairs of rows of wave w (directly, or through gathers of wave w), and its
+//       put only on PreReduces and relays of wave w; a later GEMM never holds back an earlier
+//       wave.
+//  (W4) No cycle is added: every new edge goes compute -> gather -> pre-reduce -> relay -> put
+//       -> forward -> final reduce within one wave, and none of these is a dependency of a
+//       compute or dispatch task.
+//  (W5) Deterministic: est and span depend only on the plan's tasks, which are built in a
+//       fixed order.
+// Each wave adds at most one task per (path, hop) that W = 1 has, so a plan grows by at most W x
+// in combine tasks; empty waves add none.
 #include <algorithm>
+#include <cmath>
 
 #include "plan/builder.hpp"
 
@@ -22,8 +58,18 @@ int32_t Builder::final_reduce(int gpu, int32_t arrival) {
   return id;
 }
 
-int32_t Builder::pre_reduce(int gpu, int dst_node) {
-  int32_t& id = pre_reduce_[size_t(gpu) * N_ + dst_node];
+int Builder::wave_of(int node, const int64_t* first, const int64_t* last) const {
+  const int W = opt_.combine_waves;
+  if (W <= 1 || node_span_[node] <= 0) return 0;
+  double done = 0;
+  for (const int64_t* p = first; p != last; ++p) done = std::max(done, est_done_[compute_of_pair_[*p]]);
+  // Wave w holds completions in (w, w + 1] * span / W: a GEMM ending at span / W is in wave 0.
+  const double x = double(W) * done / node_span_[node];
+  return std::clamp(int(std::ceil(x - 1e-9)) - 1, 0, W - 1);
+}
+
+int32_t Builder::pre_reduce(int gpu, int dst_node, int wave) {
+  int32_t& id = pre_reduce_[(size_t(gpu) * N_ + dst_node) * opt_.combine_waves + wave];
   if (id < 0) {
     Task t;
     t.kind = TaskKind::PreReduce;
@@ -37,7 +83,7 @@ int32_t Builder::pre_reduce(int gpu, int dst_node) {
 }
 
 void Builder::add_combine() {
-  pre_reduce_.assign(size_t(plan_.num_gpus) * N_, -1);
+  pre_reduce_.assign(size_t(plan_.num_gpus) * N_ * opt_.combine_waves, -1);
   std::vector<Flow> flows(size_t(N_) * N_);
   const int64_t T = batch_.num_tokens();
   std::vector<int64_t> by_gpu;
@@ -60,19 +106,22 @@ void Builder::add_combine() {
         for (size_t q = a; q < b; ++q) add_dep(fr, compute_of_pair_[by_gpu[q]]);
       } else if (d == n) {
         const int lane = ((local_of(src) - local_of(h)) % G_ + G_) % G_;  // line 20
-        const int32_t task = transfer(h, src, Phase::Combine, 0, Hop::Direct, transfer_priority(Phase::Combine, 0, lane));
-        const int32_t fr = final_reduce(src, task);
         const size_t step = opt_.merge ? b - a : 1;  // merge: one row per (token, GPU)
         for (size_t q = a; q < b; q += step) {
+          const int wave = wave_of(d, &by_gpu[q], &by_gpu[q] + step);
+          const int32_t task =
+              transfer(h, src, Phase::Combine, 0, Hop::Direct, transfer_priority(Phase::Combine, 0, lane), wave);
+          const int32_t fr = final_reduce(src, task);
           add_row(task, t, &by_gpu[q], step);
           add_row(fr, t, &by_gpu[q], step);
+          for (size_t u = q; u < q + step; ++u) add_dep(task, compute_of_pair_[by_gpu[u]]);
         }
-        for (size_t q = a; q < b; ++q) add_dep(task, compute_of_pair_[by_gpu[q]]);
       } else if (!opt_.merge || !opt_.pre_reduce) {  // one row per pair (with merge [a, b) spans the node)
         Flow& f = flows[size_t(d) * N_ + n];
         for (size_t q = a; q < b; ++q) {
           f.rows.push_back({t, gpu_of_pair_[by_gpu[q]], compute_of_pair_[by_gpu[q]], uint32_t(f.pairs.size()),
-                            uint32_t(f.pairs.size() + 1), uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1)});
+                            uint32_t(f.pairs.size() + 1), uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1),
+                            wave_of(d, &by_gpu[q], &by_gpu[q] + 1)});
           f.pairs.push_back(by_gpu[q]);
           f.targets.push_back(src);
         }
@@ -80,7 +129,8 @@ void Builder::add_combine() {
         // Gather the node's contributions on the dispatch receiver R, pre-reduce, return once.
         const int R = receiver_[by_gpu[a]];
         const int round = (n - d + N_) % N_;
-        const int32_t pr = pre_reduce(R, n);
+        const int wave = wave_of(d, &by_gpu[a], &by_gpu[a] + (b - a));
+        const int32_t pr = pre_reduce(R, n, wave);
         int64_t inputs = 0;
         for (size_t c = a; c < b;) {
           const int g = gpu_of_pair_[by_gpu[c]];
@@ -91,7 +141,7 @@ void Builder::add_combine() {
           } else {
             const int lane = ((local_of(R) - local_of(g)) % G_ + G_) % G_;  // line 20
             const int32_t gather = transfer(g, R, Phase::Combine, round, Hop::Gather,
-                                            transfer_priority(Phase::Combine, round, lane));
+                                            transfer_priority(Phase::Combine, round, lane), wave);
             add_row(gather, t, &by_gpu[c], e - c);
             for (size_t q = c; q < e; ++q) add_dep(gather, compute_of_pair_[by_gpu[q]]);
             add_dep(pr, gather);
@@ -103,7 +153,7 @@ void Builder::add_combine() {
         plan_.tasks[pr].bytes += double(inputs) * plan_.token_bytes;
         Flow& f = flows[size_t(d) * N_ + n];
         f.rows.push_back({t, R, pr, uint32_t(f.pairs.size()), uint32_t(f.pairs.size() + (b - a)),
-                          uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1)});
+                          uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1), wave});
         f.pairs.insert(f.pairs.end(), by_gpu.begin() + a, by_gpu.begin() + b);
         f.targets.push_back(src);
       }

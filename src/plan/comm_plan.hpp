@@ -126,6 +126,13 @@ struct PlanOptions {
   bool split_if_it_pays = false;  // with split: split a flow only when the NIC time it saves
                                   // exceeds its NVLink hops (plan/flow.cpp, Zepp's choice);
                                   // false: every flow over the bound is split (FAST)
+  bool local_first = false;  // with overlap: own-node rows of chosen slots compute first, apart
+                             // from remote rows (plan/builder.cpp, local_first_slots)
+  bool round_order_combine = true;  // with round_order: also in combine (false: dispatch only)
+  int combine_waves = 1;  // with merge and pre_reduce: combine rows of a (node, destination node)
+                          // leave in up to this many completion waves (plan/combine.cpp), each
+                          // pre-reduced and sent once its rows' GEMMs are done; 1: one
+                          // pre-reduction per (GPU, destination node). In [1, 64].
 };
 
 struct CommPlan {
@@ -144,7 +151,8 @@ struct CommPlan {
 // while it is below the roofline ridge (bytes_per_elem · peak_flops / (2 · hbm_bw) tokens),
 // since a smaller GEMM re-reads the expert's weights for little work (the paper partitions
 // computation to overlap communication, §4.2; memory-bound pieces gain nothing from it).
-// Without overlap one group per slot.
+// Without overlap one group per slot. With options.local_first, the own-node rows of the slots
+// local_first_slots picks (plan/builder.cpp) form a group of their own with priority 0.
 // Priorities: transfers by phase and round (weights first; dispatch rounds 1..N-1, then
 // intra-node; combine rounds 1..N-1, then intra-node; within a round the cyclic lane of lines
 // 10 and 20); compute groups by delivery rank (1..N-1, own node N); pre-reductions -1 (their
@@ -162,6 +170,7 @@ CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, 
 // rounds may then share the NIC); per phase and NVLink pair, every relay (hop Relay) waits for
 // the end of the previous round's relays. Invariants and proof: plan/rounds.cpp. build_comm_plan applies it when
 // options.round_order; baselines that edit a plan's puts apply it after their edit.
-void keep_round_order(CommPlan& plan);
+// dispatch / combine: which phases keep the order (both by default).
+void keep_round_order(CommPlan& plan, bool dispatch = true, bool combine = true);
 
 }  // namespace zepp

@@ -81,7 +81,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     const int nic = src_node * G_ + take_nic(local_of(row.src_gpu));
     int32_t ready = row.dep;
     if (nic != row.src_gpu) {
-      const int32_t relay = transfer(row.src_gpu, nic, phase, round, Hop::Relay, prio);
+      const int32_t relay = transfer(row.src_gpu, nic, phase, round, Hop::Relay, prio, row.wave);
       add_row(relay, row.token, pairs, n_pairs);
       add_dep(relay, row.dep);
       ready = relay;
@@ -91,7 +91,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     const bool via_peer = opt_.merge && (phase == Phase::Dispatch || opt_.pre_reduce);
     if (!via_peer && row.tgt_end - row.tgt_begin != 1) throw std::logic_error("route_flow: unmerged row with several targets");
     const int recv = via_peer ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
-    const int32_t put = transfer(nic, recv, phase, round, Hop::Put, prio);
+    const int32_t put = transfer(nic, recv, phase, round, Hop::Put, prio, row.wave);
     add_row(put, row.token, pairs, n_pairs);
     add_dep(put, ready);
     if (receivers) (*receivers)[r] = recv;
@@ -102,7 +102,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
         continue;
       }
       const int lane = ((local_of(h) - local_of(recv) - 1 - round) % G_ + 2 * G_) % G_;  // line 10
-      const int32_t fwd = transfer(recv, h, phase, round, Hop::Forward, transfer_priority(phase, round, lane));
+      const int32_t fwd = transfer(recv, h, phase, round, Hop::Forward, transfer_priority(phase, round, lane), row.wave);
       add_row(fwd, row.token, pairs, n_pairs);
       add_dep(fwd, put);
       delivered[q] = fwd;

@@ -12,7 +12,21 @@
 // fraction of its rate whenever its current put shares a receiver with another node's put of a
 // different round, and made full zepp lose to its own ablations by up to 18%.
 //
-// Invariants, for every phase P in {dispatch, combine}:
+// Where Zepp keeps it: nowhere as dependencies (its rule, StrategyOptions::round_order_rule;
+// `zepp/round-order-always` is the ablation that keeps it in both phases). Transfers of later
+// rounds still get later priorities (transfer_priority), which order them wherever a link is a
+// resource (LinkSharing::Serial). Rule: a dependency is kept only where it pays on the issue's
+// configurations, and it paid in none. In combine rows become ready as GEMMs finish, already in
+// Algorithm 1's return order (compute groups by delivery rank, line 14), so the dependency can
+// only hold a ready partial sum behind an earlier round's slower one; with completion waves
+// every wave of round r + 1 waits for all waves of round r. In dispatch every row is ready at
+// once and fair links share the NICs anyway. Measured (issue 24, one build, 4 completion waves,
+// us; both phases / dispatch only / none): DeepSeek 4 x 4 1 MB 335.7 / 299.9 / 299.9; Kimi-K2
+// 4 nodes 4 MB 2544.5 / 2381.2 / 2379.1, 16 MB 5336.4 / 4548.3 / 4535.3; 16 nodes 4 MB 2375.7 /
+// 1890.0 / 1887.3, 16 MB 8273.8 / 6977.8 / 6847.7; Llama-4 4 nodes 16 MB 3774.8 / 3537.2 /
+// 3537.2. PlanOptions::round_order_combine = false keeps the dispatch-only variant measured here.
+//
+// Invariants, for every phase P in {dispatch, combine} the order is kept in:
 //  (1) Issue order: for every sending GPU g and rounds r < r' with puts of P from g, every
 //      put of round r' becomes ready no earlier than every put of round r. Proof by induction
 //      over the rounds present at g in increasing order: each put of the next round gets the
@@ -37,13 +51,14 @@
 
 namespace zepp {
 
-void keep_round_order(CommPlan& plan) {
+void keep_round_order(CommPlan& plan, bool dispatch, bool combine) {
   // (phase, hop, sender, receiver or -1 for puts) -> round -> tasks
   using Key = std::tuple<Phase, Hop, int32_t, int32_t>;
   std::map<Key, std::map<int32_t, std::vector<int32_t>>> chains;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const Task& t = plan.tasks[i];
-    if (t.kind != TaskKind::Transfer || (t.phase != Phase::Dispatch && t.phase != Phase::Combine) || t.round <= 0)
+    if (t.kind != TaskKind::Transfer || t.round <= 0 || !((t.phase == Phase::Dispatch && dispatch) ||
+                                                          (t.phase == Phase::Combine && combine)))
       continue;
     if (t.hop == Hop::Put)
       chains[{t.phase, t.hop, t.gpu, -1}][t.round].push_back(int32_t(i));

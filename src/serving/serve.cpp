@@ -94,8 +94,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     throw ArgumentError("system: unknown '" + system + "', expected one of " + names);
   }
   require(iterations >= 1, "iterations", "must be >= 1");
-  const PlanOptions zepp_plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,
-                              /*pre_reduce=*/true, /*split_if_it_pays=*/true};
+  const PlanOptions zepp_plan = zepp_plan_options(opt);
   const bool homes = model.num_experts % topo.num_gpus() == 0;
 
   ServeReport report;

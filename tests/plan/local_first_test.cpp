@@ -1,0 +1,83 @@
+// Compute starts when rows are there (PlanOptions::local_first, plan/builder.cpp
+// local_first_slots): hand-counted cases on 2 nodes x 1 GPU.
+//
+// Units (plan/fixture.hpp): rows of 16 B, NIC 10 B/s, no latency; an expert GEMM takes
+// T(n) = max(0.048 n, 0.48) s (48 FLOP per row at 1000 FLOP/s, 48 B of weights at 100 B/s), so
+// the ridge is 10 rows. Expert 0 sits on GPU 0 (node 0), expert 1 on GPU 1 (node 1).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "../common/plan_check.hpp"
+#include "fixture.hpp"
+#include "plan/comm_plan.hpp"
+
+namespace zepp {
+namespace {
+
+struct LocalFirst : ::testing::Test {
+  Topology topo = test::small_topology(2, 1);
+  ModelShape model = test::small_model(2, 1);
+  Placement placement = test::identity_placement(2);
+
+  // `own` tokens of GPU 0 and `remote` tokens of GPU 1, all choosing expert 0.
+  std::vector<const Task*> groups(int own, int remote, bool local_first, CommPlan& plan) {
+    const RoutingBatch batch = test::make_batch(
+        2, 1, {std::vector<std::vector<int>>(own, {0}), std::vector<std::vector<int>>(remote, {0})});
+    const Routing routing = test::first_replica(batch, placement);
+    PlanOptions o{true, true, true, 0.0};
+    o.local_first = local_first;
+    plan = build_comm_plan(batch, placement, routing, topo, model, o);
+    EXPECT_EQ(test::check_plan(plan, batch, placement, routing), "");
+    std::vector<const Task*> out;
+    for (const Task& t : plan.tasks)
+      if (t.kind == TaskKind::Compute) out.push_back(&t);
+    return out;
+  }
+};
+
+TEST_F(LocalFirst, OwnRowsBelowTheRidgeComputeFirstWhileRemoteRowsTravel) {
+  // 5 own rows and 20 remote: delivery order folds the 5 (below the ridge) into the remote group,
+  // which waits for the dispatch put. Idle window: 20 rows x 16 B / 10 B/s = 32 s; gain of
+  // splitting T(25) - T(20) = 1.2 - 0.96 = 0.24 s > 0, cost T(5) = 0.48 s <= 32 s: split.
+  CommPlan plan;
+  const auto merged = groups(5, 20, false, plan);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0]->pairs.size(), 25u);
+  const auto split = groups(5, 20, true, plan);
+  ASSERT_EQ(split.size(), 2u);
+  const Task* own = split[0]->pairs.size() == 5 ? split[0] : split[1];
+  const Task* remote = own == split[0] ? split[1] : split[0];
+  EXPECT_EQ(own->pairs, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(own->priority, 0);
+  EXPECT_TRUE(own->deps.empty());  // GPU 0's own tokens: nothing to wait for
+  EXPECT_EQ(remote->pairs.size(), 20u);
+  EXPECT_EQ(remote->priority, 1);
+  EXPECT_EQ(remote->deps.size(), 1u);  // the dispatch put from node 1
+}
+
+TEST_F(LocalFirst, NoSplitWhenItOnlyAddsAWeightRead) {
+  // 5 own rows and 5 remote: both parts below the ridge, T(10) - T(5) = 0.48 - 0.48 = 0: a split
+  // would read the weights twice for no work taken off the time after arrival. One group.
+  CommPlan plan;
+  const auto g = groups(5, 5, true, plan);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0]->pairs.size(), 10u);
+}
+
+TEST_F(LocalFirst, AGroupStartsWhileTheWindowIsOpenEvenIfItOutlastsIt) {
+  // 40 own rows and 1 remote row: delivery order puts the remote row first and, below the ridge,
+  // the 40 own rows join its group, which would wait 1 x 16 / 10 = 1.6 s for that one row. The
+  // GPU is idle at 0 < 1.6 s and gain T(41) - T(1) = 1.968 - 0.48 > 0: the own rows go first,
+  // although T(40) = 1.92 s outlasts the window.
+  CommPlan plan;
+  const auto merged = groups(40, 1, false, plan);
+  ASSERT_EQ(merged.size(), 1u);
+  const auto g = groups(40, 1, true, plan);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0]->pairs.size() + g[1]->pairs.size(), 41u);
+  EXPECT_EQ((g[0]->pairs.size() == 40 ? g[0] : g[1])->priority, 0);
+}
+
+}  // namespace
+}  // namespace zepp

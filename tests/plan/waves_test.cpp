@@ -1,0 +1,111 @@
+// Combine in completion waves (plan/combine.cpp, PlanOptions::combine_waves): a hand-counted
+// two-node case and the invariants (W1)-(W2) on random layers.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "../common/plan_check.hpp"
+#include "fixture.hpp"
+#include "plan/comm_plan.hpp"
+#include "random_case.hpp"
+
+namespace zepp {
+namespace {
+
+// 2 nodes x 1 GPU; GPU 0 holds experts 0 and 1 (slots 0, 1), GPU 1 experts 2 and 3. GPU 1's
+// tokens: t0 -> expert 0 (pair 0), t1 -> expert 1 (pair 1), both computed on GPU 0 and returned
+// to node 1. Both GEMMs have delivery rank 1 and are memory-bound: 3 * 8 * 1 * 2 B / 100 B/s =
+// 0.48 s each, so est(slot 0) = 0.48, est(slot 1) = 0.96 = span(node 0). With W = 2, t0's row
+// has W * 0.48 / 0.96 = 1 -> wave 0, t1's row 2 -> wave 1.
+struct TwoGemms : ::testing::Test {
+  Topology topo = test::small_topology(2, 1);
+  ModelShape model = test::small_model(4, 1);
+  RoutingBatch batch = test::make_batch(4, 1, {{}, {{0}, {1}}});
+  Placement placement{2, 4, 2, {0, 1, 2, 3}};
+  Routing routing = test::first_replica(batch, placement);
+
+  CommPlan plan(int waves) {
+    PlanOptions o{true, true, true, 0.0};
+    o.combine_waves = waves;
+    return build_comm_plan(batch, placement, routing, topo, model, o);
+  }
+  static int32_t compute_of(const CommPlan& p, int slot) {
+    for (size_t i = 0; i < p.tasks.size(); ++i)
+      if (p.tasks[i].kind == TaskKind::Compute && p.tasks[i].slot == slot) return int32_t(i);
+    return -1;
+  }
+  static std::vector<int32_t> of(const CommPlan& p, TaskKind kind, Phase phase = Phase::Combine) {
+    std::vector<int32_t> out;
+    for (size_t i = 0; i < p.tasks.size(); ++i)
+      if (p.tasks[i].kind == kind && (kind != TaskKind::Transfer || p.tasks[i].phase == phase)) out.push_back(int32_t(i));
+    return out;
+  }
+};
+
+TEST_F(TwoGemms, OneWaveWaitsForBothGemms) {
+  const CommPlan p = plan(1);
+  ASSERT_EQ(test::check_plan(p, batch, placement, routing), "");
+  const auto pre = of(p, TaskKind::PreReduce), puts = of(p, TaskKind::Transfer);
+  ASSERT_EQ(pre.size(), 1u);
+  EXPECT_EQ(p.tasks[pre[0]].deps, (std::vector<int32_t>{compute_of(p, 0), compute_of(p, 1)}));
+  ASSERT_EQ(puts.size(), 1u);
+  EXPECT_EQ(p.tasks[puts[0]].tokens, (std::vector<int64_t>{0, 1}));
+}
+
+TEST_F(TwoGemms, EachWaveLeavesAfterItsOwnGemm) {
+  const CommPlan p = plan(2);
+  ASSERT_EQ(test::check_plan(p, batch, placement, routing), "");
+  const auto pre = of(p, TaskKind::PreReduce), puts = of(p, TaskKind::Transfer);
+  ASSERT_EQ(pre.size(), 2u);
+  ASSERT_EQ(puts.size(), 2u);
+  for (int w = 0; w < 2; ++w) {
+    // Wave w: token w, pre-reduced after slot w's GEMM only, sent by its own put.
+    EXPECT_EQ(p.tasks[pre[w]].tokens, (std::vector<int64_t>{w}));
+    EXPECT_EQ(p.tasks[pre[w]].deps, (std::vector<int32_t>{compute_of(p, w)}));
+    EXPECT_EQ(p.tasks[puts[w]].tokens, (std::vector<int64_t>{w}));
+    EXPECT_EQ(p.tasks[puts[w]].deps, (std::vector<int32_t>{pre[w]}));
+    EXPECT_EQ(p.tasks[puts[w]].gpu, 0);
+    EXPECT_EQ(p.tasks[puts[w]].dst_gpu, 1);
+  }
+}
+
+TEST_F(TwoGemms, RejectsAWaveCountOutOfRange) {
+  EXPECT_THROW(plan(0), ArgumentError);
+  EXPECT_THROW(plan(65), ArgumentError);
+}
+
+// (W1) and (W2): with waves every NIC carries the same rows of each flow, and every token's
+// output is summed from the same (token, pairs) rows, as with one wave.
+RC_GTEST_PROP(CombineWaves, KeepNicLoadsAndRows, ()) {
+  test::RandomCase c = test::random_case(3, 3, 6);
+  const auto shape = [&](int waves) {
+    c.options.combine_waves = waves;
+    const CommPlan p = build_comm_plan(c.batch, c.placement, c.routing, c.topo, c.model, c.options, c.moves);
+    const std::string problem = test::check_plan(p, c.batch, c.placement, c.routing);
+    if (!problem.empty()) RC_FAIL(problem);
+    std::map<std::tuple<int, int, int>, std::vector<int64_t>> nic;  // (phase, sender, receiver node) -> tokens
+    std::vector<std::pair<int64_t, std::vector<int64_t>>> rows;     // final reductions' rows
+    for (const Task& t : p.tasks) {
+      if (t.kind == TaskKind::Transfer && t.link == Link::NIC) {
+        auto& v = nic[{int(t.phase), t.gpu, t.dst_gpu / p.gpus_per_node}];
+        v.insert(v.end(), t.tokens.begin(), t.tokens.end());
+      }
+      if (t.kind == TaskKind::FinalReduce)
+        for (size_t r = 0; r < t.tokens.size(); ++r)
+          rows.push_back({t.tokens[r], {t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1]}});
+    }
+    for (auto& [k, v] : nic) std::sort(v.begin(), v.end());
+    std::sort(rows.begin(), rows.end());
+    return std::make_pair(nic, rows);
+  };
+  const auto one = shape(1);
+  const auto many = shape(*rc::gen::inRange(2, 9));
+  RC_ASSERT(one.first == many.first);
+  RC_ASSERT(one.second == many.second);
+}
+
+}  // namespace
+}  // namespace zepp
