@@ -24,6 +24,12 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"imbalance", it.imbalance},
           {"home_imbalance", it.home_imbalance},
           {"swaps", it.swaps},
+          {"swap_triggered", it.swap_triggered},
+          {"swaps_refused", it.swaps_refused},
+          {"best_refused_saved_us_per_iteration", it.best_refused.saved_per_iteration_s * 1e6},
+          {"best_refused_unhidden_us", it.best_refused.unhidden_s * 1e6},
+          {"best_refused_weight_us", it.best_refused.weight_s * 1e6},
+          {"swap_horizon", it.best_refused.horizon},
           {"weight_moves", it.weight_moves},
           {"token_nic_mb", it.token_nic_bytes / MB},
           {"token_nvlink_mb", it.token_nvlink_bytes / MB},
@@ -33,6 +39,33 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"plan_build_ms", it.plan_build_s * 1e3},
           {"planning_ms", it.planning_s * 1e3},
           {"planning_share", it.latency_s > 0 ? nlohmann::json(it.planning_s / it.latency_s) : nlohmann::json()}};
+}
+
+// How many swaps the rule accepted and, when none, why: the best refused swap's figures
+// (swap/swap.hpp: saved per iteration x horizon against the unhidden weight transfer).
+std::string swap_summary(const nlohmann::json& iterations, int horizon) {
+  int accepted = 0, triggered = 0, refused = 0;
+  const nlohmann::json* best = nullptr;
+  for (const auto& it : iterations) {
+    accepted += it["swaps"].get<int>();
+    triggered += it["swap_triggered"].get<bool>();
+    refused += it["swaps_refused"].get<int>();
+    if (it["swaps_refused"].get<int>() > 0 &&
+        (!best || it["best_refused_saved_us_per_iteration"].get<double>() > (*best)["best_refused_saved_us_per_iteration"].get<double>()))
+      best = &it;
+  }
+  std::string line = fmt::format("{:<13} swaps: {} accepted, {} refused as not paying, triggered in {} of {} iterations "
+                                 "(horizon {} iterations)",
+                                 "zepp+swaps", accepted, refused, triggered, iterations.size(), horizon);
+  if (accepted == 0 && triggered == 0) line += "; none: the estimated load never exceeded (1 + C) x mean";
+  else if (accepted == 0 && refused == 0) line += "; none: no swap inside a node lowered the busiest GPU's load";
+  else if (accepted == 0)
+    line += fmt::format("; none paid: the best saved {:.1f} us per iteration x {} = {:.1f} us <= {:.1f} us of its "
+                        "{:.1f} us weight transfer not hidden behind independent compute",
+                        (*best)["best_refused_saved_us_per_iteration"].get<double>(), horizon,
+                        (*best)["best_refused_saved_us_per_iteration"].get<double>() * horizon,
+                        (*best)["best_refused_unhidden_us"].get<double>(), (*best)["best_refused_weight_us"].get<double>());
+  return line + "\n";
 }
 
 }  // namespace
@@ -133,6 +166,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                             it["planning_ms"].get<double>(),
                             it["planning_share"].is_null() ? "-" : fmt::format("{:.2f}", 100 * it["planning_share"].get<double>()));
       }
+      if (sys["system"].get<std::string>() == "zepp+swaps") text += swap_summary(sys["iterations"], opt.swap_horizon);
       const double latency_ms = sys["total_latency_ms"].get<double>();
       text += fmt::format("{:<13} planning (routing + comm plan{}) {:.3f} ms per iteration on this machine's CPU{}\n",
                           sys["system"].get<std::string>(),

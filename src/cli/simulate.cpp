@@ -85,6 +85,8 @@ void run(const SimulateFlags& f) {
   require(f.opt.nic_slack >= 0, "--nic-slack", "must be >= 0");
   require(f.opt.extra_slots >= 0 && f.opt.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
   require(f.serve.iterations >= 0, "--iterations", "must be >= 0");
+  require(f.opt.swap_horizon >= 1 && f.opt.swap_horizon <= 1000000, "--swap-horizon",
+          "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.swap_horizon));
   const auto names = split_list(f.strategies);
   require(!names.empty(), "--strategies", "names no strategy");
   StrategyOptions opt = f.opt;
@@ -220,6 +222,10 @@ void add_simulate(CLI::App& app) {
   cmd->add_option("--extra-slots", f->opt.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.nic_slack, "C_NIC: NIC load within (1 + C_NIC) V / G (equation 2)")->capture_default_str();
+  cmd->add_option("--swap-horizon", f->opt.swap_horizon,
+                  "zepp+swaps: iterations a swap's compute saving is summed over against the unhidden part of its "
+                  "weight transfer (a swap persists until demand moves again; paper §4.3)")
+      ->capture_default_str();
   cmd->add_option("--eplb-groups", f->opt.eplb_groups, "EPLB expert groups (0: one per node when it divides)");
   cmd->add_option("--failed-nodes", f->failed_nodes,
                   "Lost nodes (comma-separated ids): also run the layer on the surviving nodes, each GPU keeping its "

@@ -18,6 +18,9 @@ enum class ExecutorKind {
   Sim,       // SimGrid flow-level cluster running the strategy's CommPlan
 };
 
+// Default --swap-horizon (iterations); the reason is in serving/serve.cpp.
+inline constexpr int kDefaultSwapHorizon = 8;
+
 struct StrategyOptions {
   int extra_slots = 2;        // R: extra expert slots per GPU (paper §6.1 uses R = 2)
   double balance_slack = 0.1; // C of equation (1)
@@ -31,6 +34,9 @@ struct StrategyOptions {
   // rule and its measurements); own-node rows computed first while the GPU would wait for
   // dispatch (plan/builder.cpp, local_first_slots).
   bool waves = true, round_order_rule = true, local_first = true;
+  // zepp+swaps: iterations a swap's saving is summed over before it is weighed against the
+  // unhidden part of its weight transfer (swap/swap.hpp, SwapCosts::horizon).
+  int swap_horizon = kDefaultSwapHorizon;
   // epic: Zepp's §4.1 placement instead of its own co-activation placement (the report's
   // comparison of how much of epic's latency its placement accounts for).
   bool epic_zepp_placement = false;

@@ -113,7 +113,18 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     if (swaps) {
       if (state.phy2log.empty()) state = place_zepp(w.history_load, topo, opt.extra_slots);
       const auto t0 = std::chrono::steady_clock::now();
-      SwapPlan sp = plan_swaps(expert_demand(w.batch), state, topo, opt.balance_slack, swap_costs(model, topo));
+      // A swap stays in `state` until demand moves it again, so its saving recurs every
+      // iteration (§4.3). Default horizon (kDefaultSwapHorizon = 8): a choice, not a fit; with
+      // the rotating drift of §6.5 (period 4) demand shifts every 4 iterations, and a swap made
+      // for one phase of the rotation returns with it, so 8 (two periods) is a conservative
+      // expected life; with --swap-horizon 1 a swap must pay inside its first iteration (the
+      // earlier rule, which never fired on the DeepSeek trace).
+      SwapCosts costs = swap_costs(model, topo);
+      costs.horizon = opt.swap_horizon;
+      SwapPlan sp = plan_swaps(expert_demand(w.batch), state, topo, opt.balance_slack, costs);
+      it.swap_triggered = sp.triggered;
+      it.swaps_refused = sp.refused_for_cost;
+      it.best_refused = sp.best_refused;
       planning = seconds_since(t0);
       it.swaps = int(sp.swaps.size());
       moves = std::move(sp.weight_moves);

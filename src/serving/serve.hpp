@@ -18,6 +18,7 @@
 #include "pipeline/strategy.hpp"
 #include "plan/comm_plan.hpp"
 #include "serving/drift.hpp"
+#include "swap/swap.hpp"
 
 namespace zepp {
 
@@ -29,6 +30,9 @@ struct IterationReport {
   double imbalance = 0;           // max / mean routed (token, expert) pairs per GPU
   double home_imbalance = 0;      // the same with contiguous homes and no replicas (0 when E % G != 0)
   int swaps = 0;                  // zepp+swaps: swaps accepted this iteration
+  bool swap_triggered = false;    // zepp+swaps: estimated max load above (1 + C) x mean
+  int swaps_refused = 0;          // zepp+swaps: swaps that lowered a load but did not pay
+  SwapPlan::Refusal best_refused; // zepp+swaps: the rule's figures for the best refused swap
   int weight_moves = 0;           // expert weight transfers this iteration
   double token_nic_bytes = 0, token_nvlink_bytes = 0;    // dispatch + combine rows, all hops
   double weight_nic_bytes = 0, weight_nvlink_bytes = 0;  // expert weights

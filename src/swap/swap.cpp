@@ -127,6 +127,7 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   require(costs.pair_seconds >= 0 && costs.weight_seconds >= 0 && std::isfinite(costs.pair_seconds) &&
               std::isfinite(costs.weight_seconds),
           "costs", "pair_seconds and weight_seconds must be finite and >= 0");
+  require(costs.horizon >= 1, "costs", "horizon must be >= 1 iteration, got " + std::to_string(costs.horizon));
   require(topo.num_gpus() == placement.num_gpus && topo.gpus_per_node > 0, "topo",
           "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(placement.num_gpus));
   require(balance_slack >= 0, "balance_slack", "must be >= 0 (got " + std::to_string(balance_slack) + ")");
@@ -141,6 +142,12 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   const double bound = (1 + balance_slack) * mean;
   const double eps = 1e-9 * std::max(mean, 1.0);  // a swap must lower the pair's max by more
   out.triggered = *std::max_element(load.begin(), load.end()) > bound + eps;
+  // Per GPU: experts moved in so far and their load there (for the unhidden weight wait).
+  std::vector<int> moved_in(G, 0);
+  std::vector<double> moved_load(G, 0.0);
+  const auto wait = [&](double load_g, int in, double in_load) {
+    return std::max(0.0, costs.weight_seconds * in - (load_g - in_load) * costs.pair_seconds);
+  };
 
   for (bool progress = out.triggered; progress;) {
     progress = false;
@@ -156,12 +163,22 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
       for (int l : light) {
         Candidate c{};
         if (!best_swap(out.placement, w, load, h, l, c) || c.new_max >= load[h] - eps) continue;
-        if ((load[h] - c.new_max) * costs.pair_seconds <= costs.weight_seconds && costs.weight_seconds > 0) {
-          ++out.refused_for_cost;
-          continue;
-        }
         auto& p2l = out.placement.phy2log;
         const double delta = w[p2l[c.a]] - w[p2l[c.b]];
+        // h receives p2l[c.b]'s weights, l receives p2l[c.a]'s.
+        const double unhidden =
+            std::max(wait(load[h] - delta, moved_in[h] + 1, moved_load[h] + w[p2l[c.b]]) -
+                         wait(load[h], moved_in[h], moved_load[h]),
+                     wait(load[l] + delta, moved_in[l] + 1, moved_load[l] + w[p2l[c.a]]) -
+                         wait(load[l], moved_in[l], moved_load[l]));
+        const double saved_per_iteration = (load[h] - c.new_max) * costs.pair_seconds;
+        if (costs.weight_seconds > 0 && saved_per_iteration * costs.horizon <= unhidden) {
+          if (++out.refused_for_cost == 1 || saved_per_iteration > out.best_refused.saved_per_iteration_s)
+            out.best_refused = {saved_per_iteration, unhidden, costs.weight_seconds, costs.horizon};
+          continue;
+        }
+        ++moved_in[h], moved_load[h] += w[p2l[c.b]];
+        ++moved_in[l], moved_load[l] += w[p2l[c.a]];
         load[h] -= delta;
         load[l] += delta;
         std::swap(p2l[c.a], p2l[c.b]);

@@ -34,6 +34,13 @@ struct SwapPlan {
   Placement placement;
   std::vector<Swap> swaps;           // in the order they were accepted (slots at that time)
   int refused_for_cost = 0;          // swaps that lowered a load but would not pay for their weights
+  // The refused swap that saved the most (its rule's figures, for "why none"): compute removed
+  // from the pair's maximum per iteration, the horizon it was summed over, and the part of its
+  // weight transfer not hidden behind independent compute (all seconds; zero when none refused).
+  struct Refusal {
+    double saved_per_iteration_s = 0, unhidden_s = 0, weight_s = 0;
+    int horizon = 0;
+  } best_refused;
   // One per slot whose expert changed: its new expert's weights come from a GPU of the same
   // node that held that expert before the swaps (the one that gave it up). Feed to
   // build_comm_plan, which makes them Weights transfers that the slot's computation waits for.
@@ -48,6 +55,9 @@ struct SwapCosts {
   double pair_seconds = 0;
   // One expert's weights over one NVLink pair: expert_weight_bytes / nvlink_bw.
   double weight_seconds = 0;
+  // Iterations a swap is expected to keep paying (it persists until demand moves again); the
+  // saving is summed over them. >= 1.
+  int horizon = 1;
 };
 // The costs for `model` on `topo`. Throws ArgumentError ("topo") for a non-positive
 // peak_flops or nvlink_bw.
@@ -57,16 +67,23 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
 // repeatedly, the most loaded GPU h above that bound is paired with the GPUs of its node that
 // are less loaded, lightest first; for a pair (h, l) the swap (slot of h, slot of l) that
 // minimises max(L̂_h, L̂_l) afterwards is accepted only if that maximum is below L̂_h (it lowers
-// the pair's maximum) and the compute it removes from the pair's maximum, (L̂_h − max) ·
-// costs.pair_seconds, exceeds the time it adds there, costs.weight_seconds: each swap brings
-// one expert's weights into each of the two GPUs over NVLink, and the swapped expert cannot
-// compute before they are in. Counting the whole transfer is conservative: part of it may hide
-// behind dispatch. Default costs (zero) accept on load alone. A swap never puts a second replica of an expert on a GPU. Stops when no
-// GPU is above the bound or none of the overloaded GPUs has an accepted swap. Every accepted
-// swap strictly lowers the sorted load vector, so the search ends. Deterministic: ties go to
-// the lowest GPU and slot indices.
+// the pair's maximum) and it pays (§4.3):
+//   saved = (L̂_h − max) · costs.pair_seconds · costs.horizon  >  unhidden,
+// the compute it removes from the pair's maximum, summed over the iterations the swap lives,
+// against the part of its weight transfer the schedule cannot hide. A swap brings one expert's
+// weights into each GPU of the pair over NVLink; while they move, the GPU computes the experts
+// that need no moved weights (§4.3's overlap), so GPU g waits
+//   wait_g = max(0, costs.weight_seconds · moved_in_g − (L̂_g − moved_load_g) · pair_seconds),
+// with moved_in_g the experts moved into g so far (this swap included) and moved_load_g their
+// load there; unhidden is the largest rise of wait_g over the pair. Dispatch, which also hides
+// part of the transfer, is not counted (conservative). Default costs (zero) accept on load
+// alone. A swap never puts a second replica of an expert on a GPU. Stops when no GPU is above
+// the bound or none of the overloaded GPUs has an accepted swap. Every accepted swap strictly
+// lowers the sorted load vector, so the search ends. Deterministic: ties go to the lowest GPU
+// and slot indices.
 // Throws ArgumentError naming the argument: demand (shape, negative, non-finite), placement
-// (invalid), topo (GPU count differs from the placement's), balance_slack (NaN or < 0).
+// (invalid), topo (GPU count differs from the placement's), balance_slack (NaN or < 0), costs
+// (negative or non-finite seconds, horizon < 1).
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
                     double balance_slack, const SwapCosts& costs = {});
 

@@ -8,6 +8,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "core/error.hpp"
+#include "pipeline/strategy.hpp"
 #include "swap/swap.hpp"
 
 using namespace zepp;
@@ -104,20 +105,71 @@ TEST(Swap, ArgumentErrorsNameTheArgument) {
             0u);
 }
 
-TEST(Swap, RefusedWhenMovingTheWeightsCostsMoreThanItSaves) {
-  // The case above, now with costs: the swap lowers GPU 0 from 20 to 11 tokens, 9 tokens of
-  // compute at 1 s each. Weights taking 9 s over NVLink eat all of it: refused. At 8.9 s it
-  // pays (by 0.1 s): accepted.
+TEST(Swap, RefusedWhenTheUnhiddenTransferCostsMoreThanItSaves) {
+  // The case above, now with costs (1 s per pair, horizon 1): the swap lowers GPU 0 from 20 to 11
+  // tokens, 9 s of compute. Afterwards GPU 0 holds {2, 1}: 10 s of compute need no moved weights,
+  // so expert 2's weights hide behind it up to 10 s; GPU 1 holds {0, 3}: only expert 3's 1 s is
+  // independent. Weights of 10 s leave 10 - 1 = 9 s unhidden on GPU 1, not below the 9 s saved:
+  // refused. At 9.9 s, 8.9 s are unhidden: accepted. (The previous rule weighed the whole
+  // transfer and refused from 9 s on.)
   const Placement p = placement_of(2, 4, {0, 1, 2, 3});
-  const SwapPlan refused = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 9.0});
+  const SwapPlan refused = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 10.0});
   EXPECT_TRUE(refused.triggered);
   EXPECT_TRUE(refused.swaps.empty());
   EXPECT_TRUE(refused.weight_moves.empty());
   EXPECT_EQ(refused.refused_for_cost, 1);
   EXPECT_EQ(refused.placement.phy2log, p.phy2log);
-  const SwapPlan paid = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 8.9});
+  EXPECT_DOUBLE_EQ(refused.best_refused.saved_per_iteration_s, 9.0);
+  EXPECT_DOUBLE_EQ(refused.best_refused.unhidden_s, 9.0);
+  EXPECT_DOUBLE_EQ(refused.best_refused.weight_s, 10.0);
+  EXPECT_EQ(refused.best_refused.horizon, 1);
+  const SwapPlan paid = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 9.9});
   EXPECT_EQ(paid.swaps.size(), 1u);
   EXPECT_EQ(paid.refused_for_cost, 0);
+}
+
+TEST(Swap, PaysOverEightIterationsButNotOne) {
+  // Same layer, weights of 30 s: 30 - 1 = 29 s stay unhidden on GPU 1 (GPU 0: 30 - 10 = 20 s).
+  // The 9 s saved per iteration do not pay in one iteration (9 <= 29) but do over 8 (72 > 29).
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  SwapCosts costs{1.0, 30.0};
+  const SwapPlan one = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  EXPECT_TRUE(one.swaps.empty());
+  EXPECT_DOUBLE_EQ(one.best_refused.unhidden_s, 29.0);
+  costs.horizon = 8;
+  const SwapPlan eight = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  ASSERT_EQ(eight.swaps.size(), 1u);
+  EXPECT_EQ(eight.refused_for_cost, 0);
+  EXPECT_EQ(eight.load_after, (std::vector<double>{11, 11}));
+  EXPECT_EQ(eight.weight_moves.size(), 2u);
+  costs.horizon = 0;
+  EXPECT_THROW(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs), ArgumentError);
+}
+
+TEST(Swap, LlamaFourExpertNeverPays) {
+  // Llama-4-Maverick on A100 (312 TFLOP/s, NVLink 100 GB/s here): a pair computes in
+  // 6 * 5120 * 8192 / 312e12 = 0.807 us, an expert's 251.7 MB of weights take 2517 us. Decode
+  // demand of 100 tokens on each of GPU 0's experts, 10 on GPU 1's: loads 200 and 20, the swap
+  // saves 90 pairs = 72.6 us per iteration; GPU 1 then has 10 pairs (8 us) to hide 2517 us
+  // behind. Over the default horizon of 8 iterations: 581 us against 2509 us unhidden: refused,
+  // and even 34 iterations (2468 us) do not pay.
+  Topology t = topo_of(1, 2);
+  t.compute.peak_flops = 312e12;
+  t.nvlink_bw = 100e9;
+  ModelShape m;
+  m.hidden = 5120;
+  m.ffn = 8192;
+  SwapCosts costs = swap_costs(m, t);
+  costs.horizon = kDefaultSwapHorizon;
+  const double pair = 6.0 * 5120 * 8192 / 312e12, weights = 3.0 * 5120 * 8192 * 2 / 100e9;
+  const SwapPlan s = plan_swaps({100, 100, 10, 10}, placement_of(2, 4, {0, 1, 2, 3}), t, 0.1, costs);
+  EXPECT_TRUE(s.triggered);
+  EXPECT_TRUE(s.swaps.empty());
+  EXPECT_EQ(s.refused_for_cost, 1);
+  EXPECT_NEAR(s.best_refused.saved_per_iteration_s, 90 * pair, 1e-12);
+  EXPECT_NEAR(s.best_refused.unhidden_s, weights - 10 * pair, 1e-12);
+  costs.horizon = 34;
+  EXPECT_TRUE(plan_swaps({100, 100, 10, 10}, placement_of(2, 4, {0, 1, 2, 3}), t, 0.1, costs).swaps.empty());
 }
 
 TEST(Swap, CostsFromTheRoofline) {
