@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/error.hpp"
+
 #include "../common/plan_check.hpp"
 #include "fixture.hpp"
 #include "plan/comm_plan.hpp"
