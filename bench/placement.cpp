@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "placement/placement.hpp"
+#include "placement/rebalance.hpp"
 
 namespace {
 
@@ -47,6 +48,47 @@ BENCHMARK(BM_PlaceZepp)
     ->ArgNames({"experts", "gpus"})
     ->ArgsProduct({{128, 384}, {16, 32, 128}})
     ->Unit(benchmark::kMicrosecond);
+
+// Issue 21 item 4: Zepp's placement of every layer at the EPLB benchmark's size (61 layers x 256
+// experts -> 288 slots, 4 nodes x 8 GPUs: S = 9, R = 1), same loads; compare with BM_EplbRebalance.
+void BM_ZeppLayers(benchmark::State& state) {
+  const int L = 61, E = 256;
+  const auto loads = pareto_loads(size_t(L) * E, 7);
+  zepp::Topology topo;
+  topo.gpus_per_node = 8;
+  topo.nodes = 4;
+  for (auto _ : state)
+    for (int l = 0; l < L; ++l) {
+      zepp::Placement p = zepp::place_zepp({loads.begin() + l * E, loads.begin() + (l + 1) * E}, topo, 1);
+      benchmark::DoNotOptimize(p.phy2log.data());
+    }
+  state.SetLabel("61 layers x 256 experts -> 288 slots, 4 nodes x 8 GPUs");
+}
+BENCHMARK(BM_ZeppLayers)->Unit(benchmark::kMillisecond);
+
+// The same size rebalanced from the placement of drifted loads (each load times a seeded factor
+// in [0.5, 1.5]): the `previous=` / `--previous` path, expert size unknown, no budget.
+void BM_ZeppRebalancePrevious(benchmark::State& state) {
+  const int L = 61, E = 256;
+  const auto loads = pareto_loads(size_t(L) * E, 7);
+  std::vector<double> before = loads;
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (double& x : before) x *= u(rng);
+  zepp::Topology topo;
+  topo.gpus_per_node = 8;
+  topo.nodes = 4;
+  std::vector<zepp::RebalanceOptions> opts(L);
+  for (int l = 0; l < L; ++l)
+    opts[l].previous = zepp::place_zepp({before.begin() + l * E, before.begin() + (l + 1) * E}, topo, 1).phy2log;
+  for (auto _ : state)
+    for (int l = 0; l < L; ++l) {
+      zepp::Rebalanced r = zepp::rebalance_zepp({loads.begin() + l * E, loads.begin() + (l + 1) * E}, topo, 9, opts[l]);
+      benchmark::DoNotOptimize(r.placement.phy2log.data());
+    }
+  state.SetLabel("61 layers x 256 experts -> 288 slots from a previous placement");
+}
+BENCHMARK(BM_ZeppRebalancePrevious)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -187,3 +187,14 @@ def test_help_shows_signature_and_contract():
             "failed_ranks=None, expert_bytes=0, max_moved_bytes=None, return_moves=False)") in out
     for word in ("phy2log", "log2phy", "logcnt", "ValueError", "§4.1"):
         assert word in out
+
+
+def test_benchmark_script_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "placement_python.py"
+    run = subprocess.run([sys.executable, str(script), "--repeat", "1"], capture_output=True, text=True, check=True)
+    assert [line.split()[0] for line in run.stdout.splitlines()[1:]] == ["eplb", "zepp", "zepp,"]
+    assert run.stdout.count("x eplb (cpu)") == 3
