@@ -11,6 +11,7 @@
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
 #include "serving/experiments.hpp"
+#include "serving/iser_replay.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -68,6 +69,31 @@ void run(DriftFlags f, const std::string& name) {
   std::printf("results: %s.csv, %s.md%s\n", base.c_str(), base.c_str(), f.opt.simulate ? (", " + base + ".svg").c_str() : "");
 }
 
+// `zepp experiment iser-replay`: HALO-Q in ISER-MoE's own replay setting (serving/iser_replay.hpp).
+struct IserFlags {
+  IserReplayOptions opt;
+  std::string out_dir = "results";
+  std::vector<std::string> workloads;
+};
+
+void run_iser(IserFlags f) {
+  std::vector<IserReplayCase> cases;
+  for (const auto& c : iser_replay_cases())
+    if (f.workloads.empty() || std::find(f.workloads.begin(), f.workloads.end(), c.workload) != f.workloads.end())
+      cases.push_back(c);
+  require(!cases.empty(), "--workloads", "expected some of deepseek, llama4, qwen3");
+  const std::string base = f.out_dir + "/iser-replay";
+  check_output_dir(f.out_dir, "--out");
+  for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");
+  const auto rows = run_iser_replay(cases, f.opt);
+  std::filesystem::create_directories(f.out_dir);
+  write_file_atomically(base + ".csv", provenance_line() + iser_replay_csv(rows), "--out");
+  const std::string md = iser_replay_markdown(rows, f.opt);
+  write_file_atomically(base + ".md", md, "--out");
+  std::fputs(md.c_str(), stdout);
+  std::printf("results: %s.csv, %s.md\n", base.c_str(), base.c_str());
+}
+
 }  // namespace
 
 void add_drift_experiments(CLI::App* experiment) {
@@ -86,6 +112,28 @@ void add_drift_experiments(CLI::App* experiment) {
       "replay", "Excess load removed and weight bytes per iteration (iser-moe §6.1 replay), decisions only");
   add_common(rp, *replay);
   rp->callback([replay] { run(*replay, "replay"); });
+
+  auto iser = std::make_shared<IserFlags>();
+  CLI::App* ir = experiment->add_subcommand(
+      "iser-replay",
+      "HALO-Q in ISER-MoE's replay setting (iser-moe §6.1, Figure 7): one NVLink domain, EP 4-24, every layer, "
+      "each (iteration, layer) planned independently; decisions only");
+  ir->add_option("--traces", iser->opt.traces_dir, "Folder of the real traces (shared/data/traces)")->capture_default_str();
+  ir->add_option("--out", iser->out_dir, "Folder for iser-replay.csv and iser-replay.md")->capture_default_str();
+  ir->add_option("--workloads", iser->workloads, "Only these workloads: deepseek, llama4, qwen3 (comma-separated)")
+      ->delimiter(',');
+  ir->add_option("--ep", iser->opt.ep, "EP degrees (ranks in the NVLink domain), even and >= 4")
+      ->delimiter(',')
+      ->capture_default_str();
+  ir->add_option("--helper-slots", iser->opt.helper_slots, "S: helper slots per rank (comma-separated)")
+      ->delimiter(',')
+      ->capture_default_str();
+  ir->add_option("--tokens-per-rank", iser->opt.tokens_per_rank, "Tokens per rank per iteration (before top-k)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  ir->add_option("--iterations", iser->opt.iterations, "Iterations per layer")->capture_default_str()->check(CLI::PositiveNumber);
+  ir->add_option("--seed", iser->opt.seed, "Sampling seed (load-only traces)")->capture_default_str()->check(non_negative);
+  ir->callback([iser] { run_iser(*iser); });
 }
 
 }  // namespace zepp::cli

@@ -204,6 +204,7 @@ class HaloQ {
         if (k > 0) out.weight_moves.push_back({slot[k], int32_t(b.owner)});
       }
       for (int m = b.first; m < b.first + b.size; ++m) p.phy2log[size_t(m) * slots + H_ + b.helper] = b.expert;
+      out.broadcasts.push_back({int32_t(b.expert), int32_t(b.owner), int32_t(b.first), int32_t(b.size), int32_t(b.helper)});
       std::vector<int64_t> supply(P_), quota = b.quota;
       for (int s = 0; s < P_; ++s) {
         supply[s] = own(s, b.expert);

@@ -15,6 +15,14 @@
 
 namespace zepp {
 
+// One HALO-Q broadcast (iser-moe.txt §4.2): expert `expert` of rank `owner` installed in helper
+// slot index `helper` (0-based, after the H home slots) of every rank of the aligned group
+// [first, first + size). The owner may lie outside the group. MoonEP plans have none.
+struct ReplicaBroadcast {
+  int32_t expert = -1, owner = -1, first = 0, size = 0, helper = -1;
+  bool owner_in_group() const { return owner >= first && owner < first + size; }
+};
+
 struct ReplicationPlan {
   Placement placement;             // H + extra slots per GPU
   std::vector<RouteCount> counts;  // M^e_ij, sorted by (expert, src_gpu, slot), no zeros
@@ -22,6 +30,7 @@ struct ReplicationPlan {
   // (NVLink within a node, the NIC across nodes). An unused helper slot holds its GPU's first
   // home expert as an alias: no weights move and no token is routed there.
   std::vector<WeightMove> weight_moves;
+  std::vector<ReplicaBroadcast> broadcasts;  // HALO-Q only, in placement order
 };
 
 // MoonEP-style replication (DESIGN.md §2; iser-moe.txt §7 "MoonEP ... balances load exactly,

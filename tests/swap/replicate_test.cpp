@@ -104,6 +104,15 @@ TEST(HaloQ, FinestAbsorbingGroupNeedNotContainTheOwner) {
     EXPECT_EQ(r.weight_moves[m].src_gpu, 0);
   }
   EXPECT_EQ(gpu_loads(r), (std::vector<int64_t>{7, 8, 8, 8, 7, 7, 5, 2}));
+  // One broadcast: expert 0 of rank 0 into helper index 0 of group {4..7}, owner outside.
+  ASSERT_EQ(r.broadcasts.size(), 1u);
+  const ReplicaBroadcast& b = r.broadcasts[0];
+  EXPECT_EQ(b.expert, 0);
+  EXPECT_EQ(b.owner, 0);
+  EXPECT_EQ(b.first, 4);
+  EXPECT_EQ(b.size, 4);
+  EXPECT_EQ(b.helper, 0);
+  EXPECT_FALSE(b.owner_in_group());
 }
 
 TEST(HaloQ, QuotaRepairTradesSpareQuotaSoRoutesStayLocal) {
