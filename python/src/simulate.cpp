@@ -2,7 +2,10 @@
 // the same strategy pipeline and the same summary, returned as the JSON text the CLI prints.
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 #include "bindings.hpp"
+#include "cli/float_flags.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
 #include "pipeline/cost.hpp"
@@ -59,9 +62,15 @@ std::string simulate(const pb::dict& s) {
   const auto names = s["strategies"].cast<std::vector<std::string>>();
   const auto executor = s["executor"].cast<std::string>();
 
+  // Every float keyword in the range of its flag (src/cli/float_flags.cpp), the error naming the keyword.
+  for (const char* key : {"size_mb", "history_fraction", "zipf", "balance_slack", "nic_slack", "nvlink_gbps", "nic_gbps",
+                          "nvlink_latency_us", "nic_latency_us", "peak_tflops", "hbm_tbps", "kernel_launch_us"}) {
+    if (!s.contains(key) || s[key].is_none()) continue;
+    std::string flag = std::string("--") + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    cli::require_flag_range(s[key].cast<double>(), flag, key);
+  }
   pb::gil_scoped_release unlocked;
-  require(opt.balance_slack >= 0 && opt.balance_slack < 1, "balance_slack", "must be in [0, 1)");
-  require(opt.nic_slack >= 0, "nic_slack", "must be >= 0");
   require(opt.extra_slots >= 0, "extra_slots", "must be >= 0");
   require(!names.empty(), "strategies", "names no strategy");
   ExecutorKind ex;

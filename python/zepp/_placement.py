@@ -44,11 +44,16 @@ def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy
     return _zepp.place_zepp_layers(w, nodes, gpus // nodes, P // gpus - base)
 
 
+# Bytes of one expert or of one layer's moves: at most a petabyte (as `zepp place --max-moved-mb`,
+# src/cli/float_flags.cpp), so that moves x expert_bytes cannot overflow to inf.
+MAX_BYTES = 1e15
+
+
 def _bytes(value, name, expected):
-    """`value` as a finite float >= 0, else TypeError (not a number) or ValueError naming `name`."""
+    """`value` as a float in [0, MAX_BYTES], else TypeError (not a number) or ValueError naming `name`."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name}: expected {expected}, got {value!r}")
-    if not np.isfinite(float(value)) or value < 0:
+    if not (np.isfinite(float(value)) and 0 <= value <= MAX_BYTES):
         raise ValueError(f"{name}: expected {expected}, got {value!r}")
     return float(value)
 
@@ -85,11 +90,11 @@ def _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes, max
             raise ValueError(f"previous: expected expert ids in [0, {E}), got [{prev.min()}, {prev.max()}]")
         prev = prev.astype(np.int32)
     failed = _ranks(failed_ranks, gpus)
-    bytes_ = _bytes(expert_bytes, "expert_bytes", "a number of bytes >= 0")
+    bytes_ = _bytes(expert_bytes, "expert_bytes", "a number of bytes in [0, 1e15]")
     if max_moved_bytes is None:
         budget = -1.0
     else:
-        budget = _bytes(max_moved_bytes, "max_moved_bytes", "bytes >= 0 or None")
+        budget = _bytes(max_moved_bytes, "max_moved_bytes", "bytes in [0, 1e15] or None")
         if previous is None:
             raise ValueError("max_moved_bytes: needs previous (the placement moves are counted from)")
     try:
@@ -190,9 +195,9 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         surviving ranks for every expert.
     """
     caller = Caller(weight)
-    _bytes(expert_bytes, "expert_bytes", "a number of bytes >= 0")
+    _bytes(expert_bytes, "expert_bytes", "a number of bytes in [0, 1e15]")
     if max_moved_bytes is not None:
-        _bytes(max_moved_bytes, "max_moved_bytes", "bytes >= 0 or None")
+        _bytes(max_moved_bytes, "max_moved_bytes", "bytes in [0, 1e15] or None")
     stable = previous is not None or failed_ranks is not None or return_moves
     if not stable and (expert_bytes != 0 or max_moved_bytes is not None):
         raise ValueError("expert_bytes, max_moved_bytes: only act with policy 'zepp' and previous, failed_ranks or "

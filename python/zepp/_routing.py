@@ -19,7 +19,9 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
         check_routing(shape[0], 1, 1, 0, "phy2log")
         check_routing(shape[0], shape[0], gpus, 0, "num_gpus")
     phy = array(phy2log, "phy2log", 1, integer=True)
-    try:
+    try:  # a string or bool is not read as its number ('0.5' would be)
+        if isinstance(balance_slack, (str, bytes, bool, np.bool_)):
+            raise TypeError
         slack = float(balance_slack)
     except (TypeError, ValueError):
         raise ValueError(f"balance_slack: expected a number, got {balance_slack!r}") from None

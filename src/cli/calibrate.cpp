@@ -11,6 +11,8 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/mpi_command.hpp"
 #include "cli/options.hpp"
@@ -30,10 +32,12 @@ struct CalibrateFlags {
   std::string tokens = "1,4,16,64,256,1024", message_bytes = "64,16384,262144,1048576";
 };
 
+// A comma-separated list of whole numbers in [1, hi], ascending.
 template <class T>
-std::vector<T> parse_list(const std::string& text, const char* flag) {
+std::vector<T> parse_list(const std::string& text, const char* flag, double hi) {
   std::vector<T> out;
   std::stringstream ss(text);
+  const std::string expected = "expected a comma-separated ascending list of whole numbers in [1, " + fmt::format("{:.0f}", hi) + "]";
   for (std::string item; std::getline(ss, item, ',');) {
     std::size_t used = 0;
     double v = 0;
@@ -42,9 +46,11 @@ std::vector<T> parse_list(const std::string& text, const char* flag) {
     } catch (const std::exception&) {
       used = 0;
     }
-    require(used > 0 && used == item.size() && v == T(v), flag, "expected a comma-separated list of numbers, got '" + item + "'");
+    require(used > 0 && used == item.size() && v >= 1 && v <= hi && v == std::floor(v), flag, expected + ", got '" + item + "'");
+    require(out.empty() || T(v) > out.back(), flag, expected + ", got " + text);
     out.push_back(T(v));
   }
+  require(!out.empty(), flag, expected + ", got '" + text + "'");
   return out;
 }
 
@@ -95,11 +101,9 @@ void check_flags(CalibrateFlags& f) {
   if (f.hidden) f.opt.hidden = *f.hidden;
   if (f.ffn) f.opt.ffn = *f.ffn;
   require(f.opt.hidden > 0 && f.opt.ffn > 0, "--hidden/--ffn", "give the expert shape to time (--model or --hidden and --ffn, positive)");
-  if (f.nic_gbps) {
-    require(*f.nic_gbps > 0, "--nic-gbps", "expected a positive rate in GB/s, got " + std::to_string(*f.nic_gbps));
-    require_in_range(*f.nic_gbps, "--nic-gbps", 0, 1e6, " GB/s");
-    f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;
-  }
+  f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens", 1 << 20);
+  f.opt.message_bytes = parse_list<double>(f.message_bytes, "--message-bytes", 1 << 30);
+  if (f.nic_gbps) f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;  // range: src/cli/float_flags.cpp
 }
 
 int calibrate_ranks(CalibrateFlags f) {
@@ -112,12 +116,6 @@ int calibrate_ranks(CalibrateFlags f) {
                                         " (mpirun -np 2 zepp calibrate ...)");
   require(f.opt.gpus_per_node >= 1 && size % f.opt.gpus_per_node == 0, "--gpus-per-node",
           std::to_string(f.opt.gpus_per_node) + " does not divide the " + std::to_string(size) + " MPI ranks");
-  f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens");
-  f.opt.message_bytes = parse_list<double>(f.message_bytes, "--message-bytes");
-  for (size_t i = 1; i < f.opt.tokens.size(); ++i)
-    require(f.opt.tokens[i] > f.opt.tokens[i - 1], "--tokens", "must be ascending and distinct, got " + f.tokens);
-  for (size_t i = 1; i < f.opt.message_bytes.size(); ++i)
-    require(f.opt.message_bytes[i] > f.opt.message_bytes[i - 1], "--message-bytes", "must be ascending and distinct, got " + f.message_bytes);
   require(f.opt.repeat >= 1 && f.opt.repeat <= 1000, "--repeat", "must be in [1, 1000]");
   if (!f.output.empty()) check_output_file(f.output, "--output");  // before measuring
   if (f.name.empty()) {

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "cli/commands.hpp"
+#include "cli/float_flags.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/version.hpp"
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   zepp::cli::add_presets(app);
   zepp::cli::add_calibrate(app);
   refuse_empty_values(app);
+  zepp::cli::check_float_flags(app);
   const bool quiet = quiet_rank();
   try {
     app.parse(argc, argv);

@@ -62,7 +62,6 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   require(!(f.context && f.kv_cache_gb), "--kv-cache-gb", "and --context both set the context; give one");
   require(!f.batch || *f.batch >= 1, "--batch", "must be >= 1");
   require(!f.context || *f.context >= 1, "--context", "must be >= 1");
-  require(!f.kv_cache_gb || (*f.kv_cache_gb > 0 && std::isfinite(*f.kv_cache_gb)), "--kv-cache-gb", "must be positive");
 
   const ModelShape model = w.model_shape();
   const Topology topo = w.cluster();

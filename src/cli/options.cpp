@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cli/float_flags.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
@@ -100,21 +101,19 @@ ModelShape WorkloadFlags::model_shape() const {
 Topology WorkloadFlags::cluster() const {
   Topology t = cluster_topology(topology, nodes);
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
-  // Ranges far beyond any hardware (1 PB/s links, 1 s latencies, 10^6 TFLOP/s), so that a typo
-  // such as 1e308 cannot overflow a time to inf or a rate to 0.
-  auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale, double hi, const char* unit) {
+  // Ranges: src/cli/float_flags.cpp (the command line checks them while parsing; zepp.simulate here).
+  auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {
     if (!v) return;
-    require(*v > 0, flag, std::string("expected a positive number") + unit + ", got " + std::to_string(*v));
-    require_in_range(*v, flag, 0, hi, unit);
+    require_flag_range(*v, flag);
     field = *v * scale;
   };
-  set(nvlink_gbps, "--nvlink-gbps", t.nvlink_bw, 1e9, 1e6, " GB/s");
-  set(nic_gbps, "--nic-gbps", t.nic_bw, 1e9, 1e6, " GB/s");
-  set(nvlink_latency_us, "--nvlink-latency-us", t.nvlink_latency, 1e-6, 1e6, " us");
-  set(nic_latency_us, "--nic-latency-us", t.nic_latency, 1e-6, 1e6, " us");
-  set(peak_tflops, "--peak-tflops", t.compute.peak_flops, 1e12, 1e6, " TFLOP/s");
-  set(hbm_tbps, "--hbm-tbps", t.compute.hbm_bw, 1e12, 1e6, " TB/s");
-  set(kernel_launch_us, "--kernel-launch-us", t.compute.kernel_launch, 1e-6, 1e6, " us");
+  set(nvlink_gbps, "--nvlink-gbps", t.nvlink_bw, 1e9);
+  set(nic_gbps, "--nic-gbps", t.nic_bw, 1e9);
+  set(nvlink_latency_us, "--nvlink-latency-us", t.nvlink_latency, 1e-6);
+  set(nic_latency_us, "--nic-latency-us", t.nic_latency, 1e-6);
+  set(peak_tflops, "--peak-tflops", t.compute.peak_flops, 1e12);
+  set(hbm_tbps, "--hbm-tbps", t.compute.hbm_bw, 1e12);
+  set(kernel_launch_us, "--kernel-launch-us", t.compute.kernel_launch, 1e-6);
   t.link_sharing = parse_link_sharing(link_sharing, "--link-sharing");
   return t;
 }

@@ -44,7 +44,7 @@ struct PlaceFlags {
   // Rebalancing and elastic EP (policy zepp): the current placement and lost GPUs or nodes.
   std::string previous_path, previous_format = "eplb-json";
   std::vector<int> failed_gpus, failed_nodes;
-  double max_moved_mb = -1;  // per layer; < 0: no budget
+  double max_moved_mb = -1;  // per layer; < 0: no budget (not given: the flag refuses negatives)
 };
 
 // Per-layer loads and the EPLB problem size: what a load file holds.
@@ -234,8 +234,6 @@ void run(const PlaceFlags& f) {
   const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
   require(!rebalancing || f.policy == "zepp", "--previous",
           "--previous, --failed-gpus and --failed-nodes need --policy zepp (got '" + f.policy + "')");
-  require(std::isfinite(f.max_moved_mb), "--max-moved-mb",
-          "expected a finite number of MB per layer (leave it out for no budget), got " + std::to_string(f.max_moved_mb));
   require(f.max_moved_mb < 0 || !f.previous_path.empty(), "--max-moved-mb", "needs --previous FILE");
   require(f.max_moved_mb < 0 || !f.model.empty(), "--max-moved-mb",
           "needs --model (the preset gives an expert's size in bytes)");

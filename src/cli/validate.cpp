@@ -291,7 +291,6 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
 }
 
 void run_validate(const ValidateFlags& f) {
-  require(f.nic_gbps > 0, "--nic-gbps", "must be positive");
   require(f.repeat >= 1, "--repeat", "must be >= 1");
   require(!f.ranks.empty() && !f.workloads.empty(), "--ranks/--workloads", "name at least one");
   check_output_file(f.out, "--out");  // before measuring

@@ -12,25 +12,10 @@
 namespace zepp {
 namespace {
 
+using testing::kMaxRssMb;
+using testing::kQuick;
 using testing::ProgramResult;
 using testing::run_zepp;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kQuick = 10.0;  // AddressSanitizer runs about 10x slower
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr double kQuick = 10.0;
-#else
-constexpr double kQuick = 1.0;
-#endif
-#else
-constexpr double kQuick = 1.0;
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-constexpr double kMaxRssMb = 1000;  // shadow memory
-#else
-constexpr double kMaxRssMb = 200;
-#endif
 
 std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "hardening_" + std::to_string(getpid()) + "_" + name;
@@ -97,13 +82,17 @@ TEST(Hardening, ExpertCountsBeyondTheTimeBudgetAreRefusedWithTheEstimate) {
   expect_refused("simulate --max-minutes nan", {"--max-minutes"});
 }
 
+// The sweep's reproductions; every float flag of every subcommand: float_flags_cli_test.cpp.
 TEST(Hardening, FloatFlagsMustBeFiniteAndInRange) {
   for (const char* flag : {"--kernel-launch-us", "--nvlink-latency-us", "--nic-latency-us", "--nvlink-gbps", "--nic-gbps",
                            "--peak-tflops", "--hbm-tbps"})
     expect_refused(std::string("simulate --executor estimate ") + flag + " 1e308",
-                   {std::string(flag) + ": expected a number in [0, 1e+06]", "got 1e+308"});
-  expect_refused("calibrate --model kimi-k2 --nic-gbps 1e308", {"--nic-gbps: expected a number in [0, 1e+06] GB/s"});
-  expect_refused("place --load " + load_file() + " --max-moved-mb nan", {"--max-moved-mb: expected a finite number"});
+                   {std::string(flag) + ": expected a number in ", ", 1e+06]", "got 1e+308"});
+  expect_refused("calibrate --model kimi-k2 --nic-gbps 1e308", {"--nic-gbps: expected a number in [1e-06, 1e+06] GB/s, got 1e+308"});
+  expect_refused("place --load " + load_file() + " --max-moved-mb nan", {"--max-moved-mb: expected a number in [0, 1e+09] MB per layer, got nan"});
+  // Numbers in lists typed as text: checked before MPI starts.
+  expect_refused("calibrate --model kimi-k2 --message-bytes 64,inf", {"--message-bytes: expected a comma-separated ascending list of whole numbers in [1, 1073741824], got 'inf'"});
+  expect_refused("calibrate --model kimi-k2 --tokens 4,1", {"--tokens: expected a comma-separated ascending list", "got 4,1"});
 }
 
 TEST(Hardening, NegativeSeedsAndCountsNameTheirFlag) {

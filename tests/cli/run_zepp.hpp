@@ -23,6 +23,23 @@ struct ProgramResult {
   double peak_rss_mb = 0;
 };
 
+// What a refused run may take: bad input is refused before any work. CPU seconds (a loaded
+// machine does not inflate them as it does wall time) and resident MB; AddressSanitizer runs
+// about 10x slower and adds shadow memory.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+inline constexpr double kQuick = kSanitized ? 10.0 : 1.0;
+inline constexpr double kMaxRssMb = kSanitized ? 1000 : 200;
+
 inline double children_cpu_seconds(rusage& u) {
   getrusage(RUSAGE_CHILDREN, &u);
   return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
