@@ -44,16 +44,24 @@ TEST_F(TwoNodes, AllToAllvWithBarriers) {
 }
 
 TEST_F(TwoNodes, SplitMergeOverlap) {
-  // Dispatch: relay t2 0 -> 1 (0-0.16), put t0,t1 0 -> 2 (0-3.2), put t2 1 -> 3 (0.16-1.76),
-  // forward t0 2 -> 3 (3.2-3.36). Compute: GPU 2 3.2-3.68, GPU 3 3.36-3.84.
+  // Dispatch: t2's row to expert 1 and its relay towards GPU 3 share NVLink 0 -> 1 (0-0.32),
+  // put t0,t1 0 -> 2 (0-3.2), put t2 1 -> 3 (0.32-1.92), forward t0 2 -> 3 (3.2-3.36).
+  // Compute: GPU 0 0-0.48 (t1's expert 0), GPU 1 0.32-0.8, GPU 2 3.2-3.68, GPU 3 3.36-3.84.
   // Combine: gather t0 3 -> 2 (3.84-4.0), pre-reduce 3 rows on GPU 2 (4.0-4.48), put 2 -> 0
-  // (4.48-7.68), final reduce of its 2 rows on GPU 0 (7.68-8.0). t2 returns via GPU 1 earlier.
+  // (4.48-7.68), final reduce of its 2 rows on GPU 0 (7.68-8.0). t2 returns via GPU 1 earlier:
+  // GPU 3 pre-reduces it (3.84-4.0) and puts it to GPU 1 (4.0-5.6), which forwards it (5.6-5.76).
   const LayerResult r = run({true, true, true, 0.0});
   EXPECT_NEAR(r.latency_s, 8.0, 1e-9);
   EXPECT_EQ(r.inter_node_bytes, 6 * 16);
   EXPECT_EQ(r.max_nic_bytes, 2 * 16);  // split: no NIC carries more than 2 rows each way
   EXPECT_NEAR(r.gpus[3].finish_s, 5.6, 1e-9);  // its pre-reduced t2 leaves 4.0-5.6
-  EXPECT_GT(r.comm_hidden_fraction, 0.0);
+  // Hidden share: time each GPU sends while it also computes or reduces, over the time it sends.
+  // GPU 0 sends 0-3.2 and computes 0-0.48, reduces 0.48-0.64 and 0.96-1.12 (t1, then t2's expert
+  // 1 row from GPU 1 at 0.8-0.96): 0.8 of 3.2. GPU 1 sends 0.32-1.92 and 5.6-5.76, computes
+  // 0.32-0.8: 0.48 of 1.76. GPU 2 forwards 3.2-3.36 while computing, puts 4.48-7.68 after its
+  // pre-reduce: 0.16 of 3.36. GPU 3 gathers 3.84-4.0 while pre-reducing, puts 4.0-5.6: 0.16 of
+  // 1.76. In all 1.6 of 10.08 s.
+  EXPECT_NEAR(r.comm_hidden_fraction, 1.6 / 10.08, 1e-9);
 }
 
 RC_GTEST_PROP(SimOnPlans, ConservesBytesAndWork, ()) {
