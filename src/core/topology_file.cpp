@@ -84,8 +84,13 @@ class FileReader {
                   bool optional) const {
     std::string list;
     for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
-    if (!node.IsMap())
-      throw InputError(where(node, field.empty() ? "file" : field) + "expected a mapping with " + list);
+    if (!node.IsMap()) {
+      const std::string got = node.IsSequence() ? "a list" : node.IsScalar() ? "'" + node.Scalar() + "'" : "nothing";
+      if (!field.empty()) throw InputError(where(node, field) + "expected a mapping with " + list + ", got " + got);
+      const YAML::Mark m = node.Mark();  // none for an empty file
+      throw InputError(path_ + ":" + std::to_string(m.is_null() ? 1 : m.line + 1) + ": expected a mapping of " + list +
+                       " at the top level, got " + (m.is_null() || node.IsNull() ? "an empty file" : got));
+    }
     for (const auto& kv : node) {
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
       bool known = false;

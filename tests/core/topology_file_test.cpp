@@ -122,7 +122,13 @@ TEST(TopologyFile, MalformedFilesNameLineAndField) {
   EXPECT_HAS(error_of("base: dgx-h100\nnic: 8\n"), ":2: nic: expected a mapping");
   EXPECT_HAS(error_of("base: dgx-z900\n"), "base: topology: unknown preset 'dgx-z900'");
   EXPECT_HAS(error_of("gpus_per_node: 4\n"), "nvlink: missing");
-  EXPECT_HAS(error_of(""), "file: expected a mapping");
+  EXPECT_HAS(error_of(""), "bad.yaml:1: expected a mapping of base, name, gpus_per_node, nvlink, nic, compute, calibration at the "
+                          "top level, got an empty file");
+  EXPECT_HAS(error_of("# no topology\n"), "bad.yaml:1: expected a mapping of base, name, gpus_per_node");
+  EXPECT_HAS(error_of("\n- a100\n"), "bad.yaml:2: expected a mapping of base, name, gpus_per_node, nvlink, nic, compute, "
+                                     "calibration at the top level, got a list");
+  EXPECT_HAS(error_of("a100\n"), "bad.yaml:1: expected a mapping of base, name, gpus_per_node, nvlink, nic, compute, "
+                                  "calibration at the top level, got 'a100'");
   EXPECT_HAS(error_of("[1, 2"), "expected YAML or JSON");
   EXPECT_HAS(error_of("{\"gpus_per_node\": 8, \"nvlink\": {\"bandwidth\": \"1 TB/s\"}}"), "nic: missing");
   EXPECT_HAS(error_of(replaced(kFull, "  model: switch\n", "")), "nvlink.model: missing");
