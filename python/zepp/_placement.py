@@ -115,19 +115,17 @@ def _maps(phy2log, E):
     """log2phy [L, E, X] (slots ascending, X = the most replicas) and logcnt [L, E] of phy2log,
     ignoring -1 slots."""
     L, P = phy2log.shape
-    logcnt = np.zeros((L, E), dtype=np.int64)
-    for layer in range(L):
-        live = phy2log[layer][phy2log[layer] >= 0]
-        logcnt[layer] = np.bincount(live, minlength=E)
+    layer, slot = np.nonzero(phy2log >= 0)  # row-major: slots ascending within each layer
+    expert = phy2log[layer, slot]
+    logcnt = np.bincount(layer * E + expert, minlength=L * E).reshape(L, E).astype(np.int64)
     X = int(logcnt.max())
+    # Replica rank of each slot: its place among the slots of (layer, expert), in slot order.
+    order = np.argsort(layer * E + expert, kind="stable")
+    first = np.concatenate(([0], np.cumsum(logcnt.ravel())[:-1]))
+    key = (layer * E + expert)[order]
+    rank = np.arange(order.size) - first[key]
     log2phy = np.full((L, E, X), -1, dtype=np.int64)
-    for layer in range(L):
-        rank = np.zeros(E, dtype=np.int64)
-        for p in range(P):
-            e = phy2log[layer, p]
-            if e >= 0:
-                log2phy[layer, e, rank[e]] = p
-                rank[e] += 1
+    log2phy.reshape(L * E, X)[key, rank] = slot[order]
     return log2phy, logcnt
 
 
@@ -206,7 +204,8 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         if stable:
             raise ValueError(f"policy: previous, failed_ranks and return_moves need policy 'zepp', got {policy!r}")
         phy2log, log2phy, logcnt = placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
-        return caller.give_all((phy2log, log2phy[:, :, : int(logcnt.max())].copy(), logcnt))
+        X = int(logcnt.max())  # placement_maps' X already (the copy is for other callers' wider maps)
+        return caller.give_all((phy2log, log2phy if log2phy.shape[2] == X else log2phy[:, :, :X].copy(), logcnt))
     w, P, _, nodes, gpus = _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy)
     phy2log, survivors, moves, imbalance = _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes,
                                                            max_moved_bytes)

@@ -41,13 +41,15 @@ struct Packing {
 Packing pack_lpt(const Bins& bins, const std::vector<double>& w, const std::vector<int>& count, bool spread);
 
 // Cost of giving slot contents to a GPU during local search; the search prefers cheap swaps.
-// nullptr: every swap costs 0 (fresh placement).
+// nullptr: every swap costs 0 (fresh placement). Tables, not calls: the search reads them for
+// every candidate swap.
 struct SwapCost {
-  // Ranking cost of `gpu` holding `expert` (0 when it held it before; NVLink fetches cheaper than
-  // NIC ones) and the bytes of weights it must fetch for it.
-  virtual double fetch_cost(int gpu, int expert) const = 0;
-  virtual double fetch_bytes(int gpu, int expert) const = 0;
-  virtual ~SwapCost() = default;
+  size_t experts = 0;         // E
+  std::vector<double> cost;   // [G * E] ranking cost of GPU g holding expert e (0 when it held it
+                              // before; NVLink fetches cheaper than NIC ones)
+  std::vector<double> bytes;  // [G * E] bytes of weights it must fetch for it
+  double fetch_cost(int gpu, int expert) const { return cost[size_t(gpu) * experts + expert]; }
+  double fetch_bytes(int gpu, int expert) const { return bytes[size_t(gpu) * experts + expert]; }
 };
 
 // Pairwise-exchange local search: while the most loaded GPU has a swap of one of its replicas

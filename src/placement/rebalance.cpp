@@ -45,15 +45,21 @@ using namespace placement_detail;
 namespace {
 
 // What the previous placement held, per surviving GPU and per node: the fetch cost of a copy.
-struct PrevHoldings final : SwapCost {
+struct PrevHoldings {
   size_t E = 0;
   std::vector<char> gpu, node;  // [G' * E], [N * E]
   std::vector<int> node_of;     // [G']
   double bytes = 0, nic_weight = 1;
-  double fetch_bytes(int g, int e) const override { return gpu[g * E + e] ? 0.0 : bytes; }
-  double fetch_cost(int g, int e) const override {
+  double fetch_bytes(int g, int e) const { return gpu[g * E + e] ? 0.0 : bytes; }
+  double fetch_cost(int g, int e) const {
     if (gpu[g * E + e]) return 0.0;
     return node[node_of[g] * E + e] ? bytes : bytes * nic_weight;
+  }
+  SwapCost tables() const {
+    SwapCost c{E, std::vector<double>(gpu.size()), std::vector<double>(gpu.size())};
+    for (size_t g = 0; g < node_of.size(); ++g)
+      for (size_t e = 0; e < E; ++e) c.cost[g * E + e] = fetch_cost(int(g), int(e)), c.bytes[g * E + e] = fetch_bytes(int(g), int(e));
+    return c;
   }
 };
 
@@ -181,6 +187,7 @@ Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo,
       held.node[size_t(bins.node[i]) * E + e] = 1;
       ++cnt[e];
     }
+  const SwapCost swap_cost = held.tables();
   const double target = fresh.max_load() * (1 + opt.balance_tolerance);
   const bool budgeted = opt.max_moved_bytes >= 0 && opt.expert_bytes > 0;  // zero-size moves fit any budget
   double budget = budgeted ? opt.max_moved_bytes : std::numeric_limits<double>::infinity();
@@ -271,9 +278,9 @@ Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo,
         pk.add(bins, best, e, wc[e]);
       }
     left = std::max(left, 0.0);
-    refine_swaps(bins, wc, pk, true, &held, target, budgeted ? &left : nullptr);
+    refine_swaps(bins, wc, pk, true, &swap_cost, target, budgeted ? &left : nullptr);
     if (pk.max_load() > target)  // stuck with the node rule: any improving swap
-      refine_swaps(bins, wc, pk, false, &held, target, budgeted ? &left : nullptr);
+      refine_swaps(bins, wc, pk, false, &swap_cost, target, budgeted ? &left : nullptr);
     return true;
   };
 
