@@ -149,18 +149,23 @@ void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
 // Compute starts when rows are there (issue 24). Before the first inter-node rows reach a node,
 // its GPUs hold only their node's rows; with those merged into a slot's remote group (delivery
 // order puts the own node last, below the ridge it joins the group before), a GPU sits idle until
-// dispatch ends (Kimi-K2 4 x 4, 1 MB: first GEMM at 100 us, epic's at 11 us). Rule: the GPU's
-// idle window is estimated as the node's inbound dispatch over its G NICs,
+// dispatch ends (Kimi-K2 4 x 4, 4 MB: 2,379 us without this rule, 2,097 us with it). Rule: the
+// GPU's idle window is estimated as the node's inbound dispatch over its G NICs,
 //   A_d = nic_latency + rows into node d from other nodes · token_bytes / (G · nic_bw),
-// and filled, slot by slot, with the own-node rows computed as a group of their own, first
-// (priority 0). Splitting slot s costs a second GEMM launch and, below the ridge, a second weight
-// read; what it takes off the time after arrival is gain_s = T(all rows) − T(remote rows) (T the
-// roofline time), so slots are taken by gain descending (ties: lower slot), only with gain > 0,
-// while the window is not yet full: the estimated work already in it, Σ T(own rows) (slots with
-// only own-node rows included, as they run in it anyway), is below A_d, so a GPU that would be
-// idle and holds own rows starts them (the last group may outlast the window). So a split never makes a memory-bound GEMM pay a second
-// weight read for nothing (gain 0 when both parts are below the ridge), and the merging up to the
-// ridge is kept where the GPU has other work.
+// and filled, slot by slot, with the own-node rows computed as a group of their own. Splitting
+// slot s costs a second GEMM launch and, below the ridge, a second weight read; what it takes off
+// the time after arrival is gain_s = T(all rows) − T(remote rows) (T the roofline time), so slots
+// are taken by gain descending (ties: lower slot), only with gain > 0, while the window is not yet
+// full: the work the GPU holds in it anyway — slots with only own-node rows, and own-node rows
+// that delivery order already makes a group of their own (the remote group before them and they
+// are both at the ridge) — plus Σ T(own rows) of the slots taken is below A_d (the last group may
+// outlast the window). A split group keeps the own node's delivery rank (N, last): the compute
+// stream is work-conserving, so it still runs while nothing else is there, and once remote rows
+// arrive they go first, as their outputs feed the inter-node combine. (Priority 0, ahead of
+// arrived remote rows, delayed those outputs: Kimi-K2 4 nodes 16 MB 4,535 -> 4,747 us; with rank N
+// 4,571.) So a split never makes a memory-bound GEMM pay a second weight read for nothing (gain 0
+// when both parts are below the ridge), and the merging up to the ridge is kept where the GPU has
+// other work.
 std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) const {
   const int S = placement_.num_slots();
   std::vector<char> chosen(S, 0);
@@ -180,6 +185,7 @@ std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) 
     }
   }
   const auto T = [&](int64_t rows) { return expert_compute_time(rows, plan_.model, topo_); };
+  const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
   struct Candidate {
     double gain, cost;
     int slot;
@@ -195,7 +201,14 @@ std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) 
       for (int m = 0; m < N_; ++m) all += count[size_t(slot) * N_ + m];
       const int64_t own = count[size_t(slot) * N_ + n];
       if (own == 0) continue;
-      if (own == all) used += T(all);
+      double open = 0;  // rows of the remote group still open when the own rows come (add_compute_groups)
+      for (int r = 1; r < N_; ++r) {
+        const int64_t c = count[size_t(slot) * N_ + (n + r) % N_];
+        if (c == 0) continue;
+        if (open >= ridge) open = 0;
+        open += double(c);
+      }
+      if (own == all || (open >= ridge && double(own) >= ridge)) used += T(own);
       else cand.push_back({T(all) - T(all - own), T(own), slot});
     }
     std::stable_sort(cand.begin(), cand.end(), [](const Candidate& a, const Candidate& b) { return a.gain > b.gain; });
@@ -245,8 +258,8 @@ void Builder::add_compute_groups() {
           int32_t& g = group_of[size_t(slot) * N_ + (n + r) % N_];
           if (g == group) g = group - 1, rank_of_group[size_t(slot) * N_ + group - 1] = r;
         }
-      // Its own group, first (rank 0); remote ones use groups 0..N-2, so N-1 is free.
-      if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = 0;
+      // Its own group at the own node's rank N; remote ones use groups 0..N-2, so N-1 is free.
+      if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = N_;
     }
   }
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task

@@ -126,8 +126,9 @@ struct PlanOptions {
   bool split_if_it_pays = false;  // with split: split a flow only when the NIC time it saves
                                   // exceeds its NVLink hops (plan/flow.cpp, Zepp's choice);
                                   // false: every flow over the bound is split (FAST)
-  bool local_first = false;  // with overlap: own-node rows of chosen slots compute first, apart
-                             // from remote rows (plan/builder.cpp, local_first_slots)
+  bool local_first = false;  // with overlap: own-node rows of chosen slots form a group apart
+                             // from remote rows, computed while dispatch runs (plan/builder.cpp,
+                             // local_first_slots)
   bool round_order_combine = true;  // with round_order: also in combine (false: dispatch only)
   int combine_waves = 1;  // with merge and pre_reduce: combine rows of a (node, destination node)
                           // leave in up to this many completion waves (plan/combine.cpp), each
@@ -152,7 +153,7 @@ struct CommPlan {
 // since a smaller GEMM re-reads the expert's weights for little work (the paper partitions
 // computation to overlap communication, §4.2; memory-bound pieces gain nothing from it).
 // Without overlap one group per slot. With options.local_first, the own-node rows of the slots
-// local_first_slots picks (plan/builder.cpp) form a group of their own with priority 0.
+// local_first_slots picks (plan/builder.cpp) form a group of their own, at the own node's rank N.
 // Priorities: transfers by phase and round (weights first; dispatch rounds 1..N-1, then
 // intra-node; combine rounds 1..N-1, then intra-node; within a round the cyclic lane of lines
 // 10 and 20); compute groups by delivery rank (1..N-1, own node N); pre-reductions -1 (their

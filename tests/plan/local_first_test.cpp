@@ -49,7 +49,7 @@ TEST_F(LocalFirst, OwnRowsBelowTheRidgeComputeFirstWhileRemoteRowsTravel) {
   const Task* own = split[0]->pairs.size() == 5 ? split[0] : split[1];
   const Task* remote = own == split[0] ? split[1] : split[0];
   EXPECT_EQ(own->pairs, (std::vector<int64_t>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(own->priority, 0);
+  EXPECT_EQ(own->priority, 2);  // the own node's delivery rank N: remote rows go first once there
   EXPECT_TRUE(own->deps.empty());  // GPU 0's own tokens: nothing to wait for
   EXPECT_EQ(remote->pairs.size(), 20u);
   EXPECT_EQ(remote->priority, 1);
@@ -68,15 +68,31 @@ TEST_F(LocalFirst, NoSplitWhenItOnlyAddsAWeightRead) {
 TEST_F(LocalFirst, AGroupStartsWhileTheWindowIsOpenEvenIfItOutlastsIt) {
   // 40 own rows and 1 remote row: delivery order puts the remote row first and, below the ridge,
   // the 40 own rows join its group, which would wait 1 x 16 / 10 = 1.6 s for that one row. The
-  // GPU is idle at 0 < 1.6 s and gain T(41) - T(1) = 1.968 - 0.48 > 0: the own rows go first,
-  // although T(40) = 1.92 s outlasts the window.
+  // GPU is idle at 0 < 1.6 s and gain T(41) - T(1) = 1.968 - 0.48 > 0: the own rows form their
+  // own group (run while the remote row travels), although T(40) = 1.92 s outlasts the window.
   CommPlan plan;
   const auto merged = groups(40, 1, false, plan);
   ASSERT_EQ(merged.size(), 1u);
   const auto g = groups(40, 1, true, plan);
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[0]->pairs.size() + g[1]->pairs.size(), 41u);
-  EXPECT_EQ((g[0]->pairs.size() == 40 ? g[0] : g[1])->priority, 0);
+  EXPECT_EQ((g[0]->pairs.size() == 40 ? g[0] : g[1])->priority, 2);
+}
+
+TEST_F(LocalFirst, AnOwnGroupDeliveryOrderAlreadyMakesIsTheSameWithOrWithout) {
+  // 20 own rows and 20 remote: both at the ridge, so delivery order already makes the own rows a
+  // group of their own at rank N = 2, after the remote group; local-first changes nothing (it
+  // counts that group as work the GPU holds in its window).
+  CommPlan plan;
+  for (bool lf : {false, true}) {
+    const auto g = groups(20, 20, lf, plan);
+    ASSERT_EQ(g.size(), 2u) << lf;
+    const Task* own = g[0]->pairs.front() == 0 ? g[0] : g[1];
+    const Task* remote = own == g[0] ? g[1] : g[0];
+    EXPECT_EQ(own->pairs.size(), 20u);
+    EXPECT_EQ(own->priority, 2) << lf;
+    EXPECT_EQ(remote->priority, 1) << lf;
+  }
 }
 
 }  // namespace
