@@ -61,7 +61,24 @@ GPU per other node (Algorithm 1), G times fewer inter-node flows than all-to-all
 growth from a lower base. Meeting issue 21's targets (Kimi-K2 32 x 4 at 64 MiB in 10 s, 128 x 4
 in 120 s) takes fewer flows in flight or a solver that touches only the flows a completion
 changes: SimGrid 3.32's selective update re-solves the whole connected component of the finished
-flow's links, which all-to-all traffic makes the whole system."""
+flow's links, which all-to-all traffic makes the whole system.
+
+Profiled (issue 21 item 3; perf, 1 Dec 2026 19:47 UTC, load 5-8 on 2 cores): `zepp simulate
+--model kimi-k2 --nodes 32 --gpus-per-node 4 --size-mb 64` took 124.7 s CPU (116.4 user + 8.3
+system; 181 s wall; 1.09 GB peak). Samples: the a2av, eplb and zepp simulations 32%, 39% and 18%,
+the parent (workload, placement, routing, plans, the LEMON optimum) 11%. In the simulations
+SimGrid's LMM takes most of it: `MaxMin::do_solve`, `System::update_modified_cnst_set_rec` (the
+selective update walking the one connected component), `System::solve` and the lazy action heap
+(about 63% of the a2av simulation's samples), plus a linear `std::list` removal reached from
+`CommImpl::finish` and `ExecImpl::post` (14% of a2av's, 15% of eplb's, 35% of zepp's). Tried and
+not kept: `network/optim:Full` (no selective update, one full solve per event) is 3.5 x faster for
+a2av alone at 24 x 4 (8.8 -> 2.5 s CPU) but slower for the whole command (158 s CPU against 125 s:
+Zepp's sparse flows gain from the selective update), and it orders completions that fall on the
+same instant differently, which moves latencies by up to 2e-4 (zepp 31,336.5 -> 31,342.7 us).
+Merging the concurrent flows of one GPU pair is not faithful under max-min sharing (one flow gets
+one share where k flows get k), and S4U sets no sharing weight per comm. What remains: a max-min
+solver of our own for this topology (an inter-node flow crosses exactly its sender's egress and
+its receiver's ingress) that updates only what a completion changes, or fewer flows in flight."""
 
 
 def run_once(zepp, args):
