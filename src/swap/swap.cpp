@@ -142,6 +142,7 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   const double bound = (1 + balance_slack) * mean;
   const double eps = 1e-9 * std::max(mean, 1.0);  // a swap must lower the pair's max by more
   out.triggered = *std::max_element(load.begin(), load.end()) > bound + eps;
+  out.estimated_imbalance = mean > 0 ? *std::max_element(load.begin(), load.end()) / mean : 1.0;
   // Per GPU: experts moved in so far and their load there (for the unhidden weight wait).
   std::vector<int> moved_in(G, 0);
   std::vector<double> moved_load(G, 0.0);

@@ -29,6 +29,7 @@ struct Swap {
 
 struct SwapPlan {
   bool triggered = false;            // estimated max load > (1 + C) * mean before any swap
+  double estimated_imbalance = 1.0;  // max_j L̂_j / mean before any swap (the trigger's figure)
   // After the swaps (the input placement when none). An expert a GPU holds before and after
   // stays in its slot, so a slot changes only when its GPU gains an expert.
   Placement placement;

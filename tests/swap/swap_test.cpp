@@ -115,6 +115,7 @@ TEST(Swap, RefusedWhenTheUnhiddenTransferCostsMoreThanItSaves) {
   const Placement p = placement_of(2, 4, {0, 1, 2, 3});
   const SwapPlan refused = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, SwapCosts{1.0, 10.0});
   EXPECT_TRUE(refused.triggered);
+  EXPECT_DOUBLE_EQ(refused.estimated_imbalance, 20.0 / 11.0);  // loads 20 and 2, mean 11
   EXPECT_TRUE(refused.swaps.empty());
   EXPECT_TRUE(refused.weight_moves.empty());
   EXPECT_EQ(refused.refused_for_cost, 1);
