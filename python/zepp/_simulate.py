@@ -53,7 +53,7 @@ def _number(value, name, kind):
 
 
 def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av", "eplb", "zepp"),
-             executor="sim", *, history=None, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=1.2, dataset="",
+             executor="sim", *, history=None, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=0.73, dataset="",
              extra_slots=2, balance_slack=0.1, nic_slack=0.0, eplb_groups=0, split=True, merge=True,
              overlap=True, locality=True, **overrides):
     """Place, route and time one MoE layer under each strategy; the figures `zepp simulate --format json` prints.
