@@ -59,6 +59,10 @@ std::string simulate(const pb::dict& s) {
   opt.merge = s["merge"].cast<bool>();
   opt.overlap = s["overlap"].cast<bool>();
   opt.locality = s["locality"].cast<bool>();
+  // "model" (default) charges each strategy's metadata exchange and planning, "free" does not.
+  const std::string planning = s.contains("planning") ? s["planning"].cast<std::string>() : "model";
+  require(planning == "model" || planning == "free", "planning", "expected model or free, got '" + planning + "'");
+  opt.planning = planning == "model" ? PlanningMode::Model : PlanningMode::Free;
   const auto names = s["strategies"].cast<std::vector<std::string>>();
   const auto executor = s["executor"].cast<std::string>();
 
@@ -95,7 +99,7 @@ std::string simulate(const pb::dict& s) {
   cli::ResolvedWorkload r = cli::resolve(w);  // repeats check_cost: cheap
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
-  return summary_json(r.workload, r.model, r.topo, executor, outcomes).dump();
+  return summary_json(r.workload, r.model, r.topo, executor, outcomes, opt.planning).dump();
 }
 
 }  // namespace

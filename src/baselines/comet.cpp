@@ -1,6 +1,5 @@
 // COMET and COMET+EPLB (docs/baselines/comet.md): dense all-gather dispatch, tiled overlap.
 #include <algorithm>
-#include <chrono>
 
 #include "baselines/baselines.hpp"
 #include "baselines/plan_edit.hpp"
@@ -74,9 +73,7 @@ namespace {
 StrategyDecision comet_on(Placement placement, const StrategyInput& in) {
   StrategyDecision d;
   d.placement = std::move(placement);
-  const auto t0 = std::chrono::steady_clock::now();
-  d.routing = route_even(in.workload.batch, d.placement);
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  route_timed(d, [&] { return route_even(in.workload.batch, d.placement); });
   d.make_plan = [in](const Placement& placement, const Routing& routing) {
     // Compute tiles per (slot, source node) start as their tokens arrive (overlap); outputs
     // return one per (token, k) pair (no merge), each leaving when its tile is done.
@@ -91,17 +88,19 @@ StrategyDecision comet_on(Placement placement, const StrategyInput& in) {
 }  // namespace
 
 StrategyDecision decide_comet(const StrategyInput& in) {
-  return comet_on(place_contiguous(in.model.num_experts, in.topo), in);
+  return comet_on(static_placement(in, [&] { return place_contiguous(in.model.num_experts, in.topo); }), in);
 }
 
 StrategyDecision decide_comet_eplb(const StrategyInput& in) {
   // The `eplb` strategy's placement: ceil(E / GPUs) + R slots per GPU; one expert group per
   // node when E divides (hierarchical EPLB), else global (strategies.cpp, eplb_groups_for).
-  const int gpus = in.topo.num_gpus();
-  const int slots = (in.model.num_experts + gpus - 1) / gpus + in.opt.extra_slots;
-  const int groups = in.opt.eplb_groups > 0 ? in.opt.eplb_groups
-                                             : (in.model.num_experts % in.topo.nodes == 0 ? in.topo.nodes : 1);
-  return comet_on(place_eplb(in.workload.history_load, in.topo, slots, groups), in);
+  return comet_on(static_placement(in,
+                                   [&] {
+                                     const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
+                                     return place_eplb(in.workload.history_load, in.topo, slots,
+                                                       eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
+                                   }),
+                  in);
 }
 
 }  // namespace zepp

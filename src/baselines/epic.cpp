@@ -3,7 +3,6 @@
 // dedup of dispatched tokens, outputs returned without node-level pre-reduction, one GEMM per
 // expert started when its tokens are in.
 #include <algorithm>
-#include <chrono>
 #include <map>
 
 #include "baselines/baselines.hpp"
@@ -86,15 +85,18 @@ void one_gemm_per_slot(CommPlan& plan) {
 
 StrategyDecision decide_epic(const StrategyInput& in) {
   StrategyDecision d;
-  d.placement = in.opt.epic_zepp_placement
-                    ? place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots)
-                    : baselines::place_coactivation(in.workload.history_load, in.workload.history_coactivation,
-                                                    in.model.top_k, in.topo,
-                                                    base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots);
-  const auto t0 = std::chrono::steady_clock::now();
-  d.routing = baselines::route_nearest(in.workload.batch, d.placement, in.topo);
+  d.placement = static_placement(in, [&] {
+    return in.opt.epic_zepp_placement
+               ? place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots)
+               : baselines::place_coactivation(in.workload.history_load, in.workload.history_coactivation,
+                                               in.model.top_k, in.topo,
+                                               base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots);
+  });
+  route_timed(d, [&] { return baselines::route_nearest(in.workload.batch, d.placement, in.topo); });
   d.balanced_routing = false;  // nearest replica, no load bound
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Per batch: nearest-replica routing of the own pairs (rotating over equally near replicas);
+  // no exchange (each rank decides alone).
+  d.planning = per_batch_work(in.workload.batch, 0, 0, true);
   d.make_plan = [in](const Placement& placement, const Routing& routing) {
     CommPlan plan = build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,
                                     PlanOptions{/*split=*/false, /*merge=*/true, /*overlap=*/true, 0.0,

@@ -1,5 +1,4 @@
 // FAST+GEMM (docs/baselines/fast.md): split without merge, no overlap, peer-to-peer puts.
-#include <chrono>
 #include <map>
 #include <tuple>
 
@@ -76,10 +75,12 @@ void reroute_via_peers(CommPlan& plan) {
 
 StrategyDecision decide_fast(const StrategyInput& in) {
   StrategyDecision d;
-  d.placement = place_contiguous(in.model.num_experts, in.topo);
-  const auto t0 = std::chrono::steady_clock::now();
-  d.routing = route_even(in.workload.batch, d.placement);
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d.placement = static_placement(in, [&] { return place_contiguous(in.model.num_experts, in.topo); });
+  route_timed(d, [&] { return route_even(in.workload.batch, d.placement); });
+  // Per batch FAST schedules the all-to-all from the traffic matrix: each GPU's row (G counts)
+  // all-gathered, the NIC split and rounds computed on the G x G matrix, own rows put on NICs.
+  const int G = in.topo.num_gpus();
+  d.planning = per_batch_work(in.workload.batch, G, double(G) * G, true);
   d.make_plan = [in](const Placement& placement, const Routing& routing) {
     // FAST balances each node's outgoing rows exactly over its NICs (C_NIC = 0).
     CommPlan plan = build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,

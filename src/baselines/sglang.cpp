@@ -21,7 +21,6 @@
 // Sequential: a global barrier after the all-gather and another after expert computation (the
 // collectives complete before the next step starts); one GEMM per expert.
 #include <algorithm>
-#include <chrono>
 #include <functional>
 
 #include "baselines/baselines.hpp"
@@ -192,10 +191,8 @@ CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placemen
 StrategyDecision decide_sglang(const StrategyInput& in) {
   // SGLang's EP without EPLB: contiguous experts, one replica each, every pair to its home GPU.
   StrategyDecision d;
-  d.placement = place_contiguous(in.model.num_experts, in.topo);
-  const auto t0 = std::chrono::steady_clock::now();
-  d.routing = route_even(in.workload.batch, d.placement);
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d.placement = static_placement(in, [&] { return place_contiguous(in.model.num_experts, in.topo); });
+  route_timed(d, [&] { return route_even(in.workload.batch, d.placement); });
   d.make_plan = [in](const Placement& placement, const Routing& routing) {
     return baselines::allgather_reduce_scatter_plan(in.workload.batch, placement, routing, in.topo, in.model);
   };

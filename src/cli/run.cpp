@@ -83,11 +83,13 @@ std::string table(const nlohmann::json& doc) {
                   z["imbalance_before"].get<double>(), z["imbalance_after"].get<double>());
     out += line;
   }
-  out += "per rank (ms; bytes sent):\n";
+  out += "per rank (ms; bytes sent; metadata = counts MPI_Allgather and planning = the rank's own routing, before the "
+         "layer, both 0 for strategies that decide nothing per batch on the rank; total = the layer):\n";
   for (const auto& s : doc["strategies"])
     for (const auto& r : s["ranks"]) {
-      std::snprintf(line, sizeof line, "  %-10s rank %3d node %2d  dispatch %9s compute %9s combine %9s total %9s  nvlink %12.0f nic %12.0f pairs %7lld\n",
+      std::snprintf(line, sizeof line, "  %-10s rank %3d node %2d  metadata %9s planning %9s dispatch %9s compute %9s combine %9s total %9s  nvlink %12.0f nic %12.0f pairs %7lld\n",
                     s["strategy"].get<std::string>().c_str(), r["rank"].get<int>(), r["node"].get<int>(),
+                    fmt_ms(r["metadata_s"]).c_str(), fmt_ms(r["planning_s"]).c_str(),
                     fmt_ms(r["dispatch_s"]).c_str(), fmt_ms(r["compute_s"]).c_str(), fmt_ms(r["combine_s"]).c_str(),
                     fmt_ms(r["total_s"]).c_str(), r["nvlink_bytes"].get<double>(), r["nic_bytes"].get<double>(),
                     static_cast<long long>(r["pairs_computed"].get<int64_t>()));

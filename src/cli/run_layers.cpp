@@ -17,12 +17,13 @@ namespace {
 
 std::string table(const nlohmann::json& doc) {
   std::string out = doc["workload"].get<std::string>() + "\n";
-  out += fmt::format("{:<10} {:>6} {:>10} {:>9} {:>11} {:>11} {:>11}\n", "strategy", "layer", "wall_ms", "norm_ms",
-                     "nvlink_MB", "nic_MB", "layer_err");
+  out += fmt::format("{:<10} {:>6} {:>11} {:>11} {:>10} {:>9} {:>11} {:>11} {:>11}\n", "strategy", "layer", "metadata_ms",
+                     "planning_ms", "wall_ms", "norm_ms", "nvlink_MB", "nic_MB", "layer_err");
   for (const auto& s : doc["strategies"]) {
     for (const auto& l : s["layers"])
-      out += fmt::format("{:<10} {:>6} {:>10.3f} {:>9.3f} {:>11.3f} {:>11.3f} {:>11.2e}\n", s["strategy"].get<std::string>(),
-                         l["layer"].get<int>(), l["wall_s"].get<double>() * 1e3, l["norm_s"].get<double>() * 1e3,
+      out += fmt::format("{:<10} {:>6} {:>11.3f} {:>11.3f} {:>10.3f} {:>9.3f} {:>11.3f} {:>11.3f} {:>11.2e}\n",
+                         s["strategy"].get<std::string>(), l["layer"].get<int>(), l["metadata_s"].get<double>() * 1e3,
+                         l["planning_s"].get<double>() * 1e3, l["wall_s"].get<double>() * 1e3, l["norm_s"].get<double>() * 1e3,
                          l["nvlink_bytes"].get<double>() / 1e6, l["nic_bytes"].get<double>() / 1e6,
                          l["max_rel_error"].get<double>());
     out += fmt::format("{:<10} {:>6} {:>10.3f}   stack output vs dense reference: max relative error {:.2e}, checksum {}\n",

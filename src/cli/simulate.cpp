@@ -30,6 +30,7 @@ struct SimulateFlags {
   std::string format = "table";
   std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg (Gantt) per strategy
   std::string optimum = "auto";
+  std::string planning = "model";
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false, no_waves = false;
   bool round_order_always = false, no_local_first = false;
@@ -97,6 +98,8 @@ void run(const SimulateFlags& f) {
   opt.waves = !f.no_waves;
   opt.round_order_rule = !f.round_order_always;
   opt.local_first = !f.no_local_first;
+  require(f.planning == "model" || f.planning == "free", "--planning", "expected model or free, got '" + f.planning + "'");
+  opt.planning = f.planning == "model" ? PlanningMode::Model : PlanningMode::Free;
   require(opt.eplb_groups >= 0 && opt.eplb_groups <= f.w.model_shape().num_experts, "--eplb-groups",
           "expected 0 (automatic) or a group count in [1, " + std::to_string(f.w.model_shape().num_experts) + "], got " +
               std::to_string(opt.eplb_groups));
@@ -159,10 +162,10 @@ void run(const SimulateFlags& f) {
       continue;
     }
     StrategyOutcome o = run_strategy(name, r.workload, r.model, r.topo, opt, ExecutorKind::Estimate);
-    const auto& reg = strategy_registry();
-    const auto entry = std::find_if(reg.begin(), reg.end(), [&](const StrategyEntry& e) { return e.name == name; });
-    const StrategyDecision d = entry->decide(StrategyInput{r.workload, r.model, r.topo, opt});
-    o.result = simulate_plan_measured(d.make_plan(d.placement, d.routing), r.topo, gemm, opt.timeline);
+    const StrategyDecision d = find_strategy(name).decide(StrategyInput{r.workload, r.model, r.topo, opt});
+    o.result = simulate_plan_measured(plan_to_simulate(d, opt), r.topo, gemm, opt.timeline);
+    o.metadata_s = o.result.metadata_s;
+    o.planning_s = o.result.planning_s;
     outcomes.push_back(std::move(o));
   }
   // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split).
@@ -174,12 +177,12 @@ void run(const SimulateFlags& f) {
     write_timelines(f.timeline, timelines, r.topo.gpus_per_node);
   }
 
-  const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes);
+  const auto summary = summary_json(r.workload, r.model, r.topo, f.executor, outcomes, opt.planning);
   if (d) {  // the same layer on the cluster that survives
     const ResolvedWorkload after = resolve(d->flags);
     std::vector<StrategyOutcome> degraded;
     for (const auto& name : names) degraded.push_back(run_strategy(name, after.workload, after.model, after.topo, d->opt, ex));
-    const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded);
+    const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded, d->opt.planning);
     if (f.format == "json") {
       const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d->report}};
       std::fputs((doc.dump(2) + "\n").c_str(), stdout);
@@ -218,6 +221,10 @@ void add_simulate(CLI::App& app) {
   cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart)");
   cmd->add_option("--optimum", f->optimum,
                   "Solve equation (1) exactly (LEMON) for the gap column: auto (up to 256 GPUs), on or off")
+      ->capture_default_str();
+  cmd->add_option("--planning", f->planning,
+                  "Per-batch metadata exchange and per-rank planning: model (charged on each strategy's critical path, "
+                  "timed by the cost model of src/plan/planning.cpp) or free (left out, the numbers before issue 20)")
       ->capture_default_str();
   cmd->add_option("--extra-slots", f->opt.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();

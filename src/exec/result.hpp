@@ -37,6 +37,10 @@ struct LayerResult {
   double max_nic_bytes = 0;      // most bytes through one NIC (egress or ingress)
   double comm_hidden_fraction = 0;  // share of communication time overlapped by computation,
                                     // each transfer counted once (at its sender)
+  // Per-batch metadata exchange and planning (Phase::Planning tasks, plan/planning.hpp),
+  // included in latency_s but not in the byte figures or comm_hidden_fraction above:
+  double metadata_s = 0;  // when the last metadata transfer arrived (0: none)
+  double planning_s = 0;  // the longest planning task (0: none)
   std::vector<TimelineEvent> timeline;
 };
 

@@ -56,6 +56,8 @@ std::string encode(const LayerResult& r) {
   w.put(r.nvlink_bytes);
   w.put(r.max_nic_bytes);
   w.put(r.comm_hidden_fraction);
+  w.put(r.metadata_s);
+  w.put(r.planning_s);
   w.put(uint64_t(r.gpus.size()));
   for (const GpuStats& g : r.gpus) w.put(g);
   w.put(uint64_t(r.timeline.size()));
@@ -83,6 +85,8 @@ LayerResult decode(const std::string& bytes) {
   r.nvlink_bytes = rd.get<double>();
   r.max_nic_bytes = rd.get<double>();
   r.comm_hidden_fraction = rd.get<double>();
+  r.metadata_s = rd.get<double>();
+  r.planning_s = rd.get<double>();
   r.gpus.resize(rd.get<uint64_t>());
   for (GpuStats& g : r.gpus) g = rd.get<GpuStats>();
   r.timeline.resize(rd.get<uint64_t>());

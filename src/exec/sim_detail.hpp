@@ -16,7 +16,7 @@ struct TaskTimes {
   std::vector<double> start, end;
 };
 
-// Seconds a compute-stream task (Compute, PreReduce, FinalReduce) takes; 0 for others. Expert
+// Seconds a compute-stream task (Compute, PreReduce, FinalReduce, Planning) takes; 0 for others. Expert
 // GEMMs by `measured` curves when given (exec/sim_measured.hpp), else by the roofline.
 double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& topo,
                            const std::vector<GemmCurve>* measured = nullptr);

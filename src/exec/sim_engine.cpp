@@ -34,6 +34,7 @@ double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& 
       return expert_compute_time(int64_t(t.pairs.size()), plan.model, topo);
     case TaskKind::PreReduce:
     case TaskKind::FinalReduce: return t.bytes / topo.compute.hbm_bw;
+    case TaskKind::Planning: return t.seconds;
     default: return 0.0;
   }
 }

@@ -12,7 +12,9 @@ std::string task_label(const Task& t) {
     case TaskKind::Compute: return "expert GEMM";
     case TaskKind::PreReduce: return "pre-reduce";
     case TaskKind::FinalReduce: return "final reduce";
+    case TaskKind::Planning: return "planning";
     case TaskKind::Transfer:
+      if (t.phase == Phase::Planning) return "counts all-gather";
       if (t.phase == Phase::Weights) return "weights";
       return std::string(to_string(t.phase)) + " " + to_string(t.hop);
     case TaskKind::Barrier: break;
@@ -83,7 +85,15 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
     GpuStats& g = r.gpus[t.gpu];
     g.finish_s = std::max(g.finish_s, e);
     std::string track = "compute";
-    if (t.kind == TaskKind::Transfer) {
+    if (t.phase == Phase::Planning) {  // the metadata exchange and planning: own figures, no bytes
+      if (t.kind == TaskKind::Transfer) {
+        r.gpus[t.dst_gpu].finish_s = std::max(r.gpus[t.dst_gpu].finish_s, e);
+        r.metadata_s = std::max(r.metadata_s, e);
+        track = t.link == Link::NIC ? "nic-out" : "nvlink-out";
+      } else {
+        r.planning_s = std::max(r.planning_s, e - s);
+      }
+    } else if (t.kind == TaskKind::Transfer) {
       GpuStats& d = r.gpus[t.dst_gpu];
       d.finish_s = std::max(d.finish_s, e);
       comm[t.gpu].emplace_back(s, e);  // once, at its sender (sim.hpp)

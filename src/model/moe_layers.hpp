@@ -49,8 +49,7 @@ struct MoeRun {
 // Progress: (layers done, layers in all, system) after each (layer, system).
 using MoeProgress = std::function<void(int done, int total, const std::string& system)>;
 
-// Runs `systems` (registry strategies; with iterations >= 1 also serve()'s zepp+swaps and
-// zepp-overlap) on every selected layer. Throws ArgumentError naming the option: "layers" (a
+// Runs `systems` (registry strategies) on every selected layer. Throws ArgumentError naming the option: "layers" (a
 // layer absent from the trace: the message lists those present; repeated), "iterations" (< 0,
 // or >= 1 with an executor other than Sim), "systems" (empty), and what the stages throw.
 MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const Topology& topo,

@@ -41,6 +41,9 @@ struct RankStats {
   int64_t pairs_computed = 0;  // (token, expert) pairs whose FFN ran here
   int64_t messages = 0;        // data messages sent (zero-byte dependency signals excluded)
   uint64_t wire_hash = 0;      // FNV-1a of every payload sent, folded in task (or peer) order
+  // Per-rank planning before the layer (mpi/rank_plan.hpp; 0 for strategies that decide nothing
+  // per batch on the rank): the counts all-gather and the rank's own planning, seconds.
+  double metadata_s = 0, planning_s = 0;
 };
 
 struct RankOutput {

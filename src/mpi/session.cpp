@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <cstdio>
 #include <stdexcept>
 
 #include "core/error.hpp"
 #include "mpi/hash.hpp"
+#include "mpi/rank_plan.hpp"
 #include "mpi/reference.hpp"
 
 namespace zepp::mpi {
@@ -96,9 +98,7 @@ StrategyRun run_strategy_mpi(const std::string& strategy, const Workload& worklo
   MPI_Comm_size(comm, &n);
   require(n == topo.num_gpus(), "comm", "size differs from the topology's GPU count");
   require(opt.repeat >= 1, "repeat", "must be >= 1");
-  const auto& reg = strategy_registry();
-  const auto entry = std::find_if(reg.begin(), reg.end(), [&](const StrategyEntry& e) { return e.name == strategy; });
-  require(entry != reg.end(), "strategy", "unknown strategy '" + strategy + "'");
+  const StrategyEntry* entry = &find_strategy(strategy);
 
   ModelShape fp32 = model;
   fp32.bytes_per_elem = 4;  // rows travel as fp32: the plan's bytes are what moves
@@ -112,12 +112,28 @@ StrategyRun run_strategy_mpi(const std::string& strategy, const Workload& worklo
   run.plan_tasks = int64_t(plan.tasks.size());
   for (const Task& t : plan.tasks) run.plan_transfers += t.kind == TaskKind::Transfer;
   const std::vector<float> ref = reference_outputs(workload.batch, me, fp32, opt.exec.data_seed);
+  // Zepp's routing per rank: counts all-gathered, the count-level plan, the rank's own tokens.
+  std::optional<RankPlanner> planner;
+  if (d.locality_routing) planner.emplace(d.placement, topo, opt.strategy.balance_slack, workload.batch, me);
+  run.rank_routing = planner.has_value();
 
   for (int rep = 0; rep < opt.repeat; ++rep) {
+    if (planner) {
+      MPI_Barrier(comm);
+      planner->plan(comm);
+      // Its own routing must be the global decision's for its tokens (the plan executed below).
+      const auto first = d.routing.slot_of_pair.begin() + workload.batch.token_offset[size_t(me)] * workload.batch.top_k;
+      int same = std::equal(planner->slots().begin(), planner->slots().end(), first) ? 1 : 0, all_same = 0;
+      MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, comm);
+      if (!all_same)
+        throw std::logic_error(strategy + ": rank " + std::to_string(me) + "'s own routing " +
+                               (same ? "agrees, another rank's differs" : "differs") + " from the global routing");
+    }
     RankOutput out = strategy == "a2av"
                          ? execute_alltoallv(workload.batch, d.placement, d.routing, fp32, topo.gpus_per_node, opt.exec, comm)
                          : execute_plan(plan, workload.batch, opt.exec, comm);
     std::tie(out.stats.plan_nvlink_bytes, out.stats.plan_nic_bytes) = plan_sent_bytes(plan, me);
+    if (planner) out.stats.metadata_s = planner->metadata_s, out.stats.planning_s = planner->planning_s;
     // Bytes checked on every rank before anyone reports (the a2av executor counts without a plan).
     const bool match = out.stats.nvlink_bytes == out.stats.plan_nvlink_bytes && out.stats.nic_bytes == out.stats.plan_nic_bytes;
     int all_match = 0, mine = match ? 1 : 0;
@@ -155,12 +171,15 @@ nlohmann::json to_json(const StrategyRun& run, int gpus_per_node) {
   nlohmann::json ranks = nlohmann::json::array();
   double plan_nvlink = 0, plan_nic = 0;
   int64_t pairs = 0, messages = 0;
+  double metadata = 0, planning = 0;
   for (size_t r = 0; r < run.ranks.size(); ++r) {
     const RankStats& s = run.ranks[r];
     plan_nvlink += s.plan_nvlink_bytes, plan_nic += s.plan_nic_bytes, pairs += s.pairs_computed, messages += s.messages;
     ranks.push_back({{"rank", r}, {"node", int(r) / gpus_per_node}, {"dispatch_s", s.dispatch_s}, {"compute_s", s.compute_s},
                      {"combine_s", s.combine_s}, {"total_s", s.total_s}, {"nvlink_bytes", s.nvlink_bytes},
-                     {"nic_bytes", s.nic_bytes}, {"pairs_computed", s.pairs_computed}, {"messages", s.messages}});
+                     {"nic_bytes", s.nic_bytes}, {"pairs_computed", s.pairs_computed}, {"messages", s.messages},
+                     {"metadata_s", s.metadata_s}, {"planning_s", s.planning_s}});
+    metadata = std::max(metadata, s.metadata_s), planning = std::max(planning, s.planning_s);
   }
   return {{"strategy", run.strategy}, {"executor", run.executor}, {"wall_s", run.wall_s},
           {"max_rel_error", run.max_rel_error}, {"output_checksum", hex(run.output_checksum)},
@@ -168,7 +187,8 @@ nlohmann::json to_json(const StrategyRun& run, int gpus_per_node) {
           {"plan_nvlink_bytes", plan_nvlink}, {"plan_nic_bytes", plan_nic},
           {"bytes_match_plan", plan_nvlink == run.nvlink_bytes() && plan_nic == run.nic_bytes()},
           {"pairs_computed", pairs}, {"messages", messages}, {"plan_tasks", run.plan_tasks},
-          {"plan_transfers", run.plan_transfers}, {"ranks", ranks}};
+          {"plan_transfers", run.plan_transfers}, {"rank_routing", run.rank_routing},
+          {"metadata_s", metadata}, {"planning_s", planning}, {"ranks", ranks}};
 }
 
 }  // namespace zepp::mpi

@@ -1,6 +1,9 @@
 // One strategy run end to end under MPI (issue 4): every rank decides the same placement and
 // routing and builds the same comm plan (checked by hash), runs the executor, checks its own
-// tokens' outputs against the dense reference, and all ranks share the gathered figures.
+// tokens' outputs against the dense reference, and all ranks share the gathered figures. With
+// Zepp's routing every rank also plans per rank before each repeat (mpi/rank_plan.hpp: counts
+// MPI_Allgather, count-level plan, its own tokens), timed, and checks it equals the global
+// routing; the plan executed is still built globally (the builder is not split per rank yet).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -31,6 +34,10 @@ struct StrategyRun {
   uint64_t output_checksum = 0;    // FNV-1a over all outputs, ranks in order
   uint64_t wire_checksum = 0;      // FNV-1a over every rank's wire hash, ranks in order
   int64_t plan_tasks = 0, plan_transfers = 0;
+  // Whether each rank routed its own tokens from the all-gathered counts (RankPlanner: Zepp's
+  // locality routing) inside every repeat, checked equal to the global routing; false for
+  // strategies that decide nothing per batch on the rank (metadata_s = planning_s = 0 then).
+  bool rank_routing = false;
   // The comm plan this strategy decided (fp32 rows), for simulating the same plan (`a2av` runs as
   // MPI_Alltoallv, which moves the same rows as its plan's transfers).
   CommPlan plan;
@@ -56,9 +63,10 @@ void require_same(uint64_t v, const char* what, MPI_Comm comm);
 
 // {"strategy", "executor", "wall_s", "max_rel_error", "output_checksum" (hex), "wire_checksum"
 //  (hex), "nvlink_bytes", "nic_bytes", "plan_nvlink_bytes", "plan_nic_bytes", "bytes_match_plan",
-//  "pairs_computed", "messages", "plan_tasks", "plan_transfers", "ranks": [{"rank", "node",
-//  "dispatch_s", "compute_s", "combine_s", "total_s", "nvlink_bytes", "nic_bytes",
-//  "pairs_computed", "messages"}]}
+//  "pairs_computed", "messages", "plan_tasks", "plan_transfers", "rank_routing", "metadata_s",
+//  "planning_s" (the slowest rank's), "ranks": [{"rank", "node", "dispatch_s", "compute_s",
+//  "combine_s", "total_s" (the layer, after planning), "nvlink_bytes", "nic_bytes",
+//  "pairs_computed", "messages", "metadata_s", "planning_s"}]}
 nlohmann::json to_json(const StrategyRun& run, int gpus_per_node);
 
 }  // namespace zepp::mpi

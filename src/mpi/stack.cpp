@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "mpi/executor.hpp"
 #include "mpi/hash.hpp"
+#include "mpi/rank_plan.hpp"
 #include "mpi/reference.hpp"
 #include "mpi/seeded.hpp"
 
@@ -51,9 +52,7 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
   MPI_Comm_size(comm, &n);
   require(!layers.empty() && layers.size() == layer_ids.size(), "layers", "one workload per layer id, at least one");
   require(n == topo.num_gpus(), "comm", "size differs from the topology's GPU count");
-  const auto& reg = strategy_registry();
-  const auto entry = std::find_if(reg.begin(), reg.end(), [&](const StrategyEntry& e) { return e.name == strategy; });
-  require(entry != reg.end(), "strategy", "unknown strategy '" + strategy + "'");
+  const StrategyEntry* entry = &find_strategy(strategy);
   ModelShape fp32 = model;
   fp32.bytes_per_elem = 4;  // rows travel as fp32: the plan's bytes are what moves
   const int hidden = model.hidden;
@@ -72,6 +71,19 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
     const StrategyDecision d = entry->decide(StrategyInput{w, fp32, topo, opt.strategy});
     const CommPlan plan = d.make_plan(d.placement, d.routing);
     require_same(plan_hash(plan), "the comm plan (nondeterministic planning?)", comm);
+    StackLayer s;
+    if (d.locality_routing) {  // each rank routes its own tokens from the all-gathered counts
+      RankPlanner planner(d.placement, topo, opt.strategy.balance_slack, w.batch, me);
+      MPI_Barrier(comm);
+      planner.plan(comm);
+      const auto first_pair = d.routing.slot_of_pair.begin() + w.batch.token_offset[size_t(me)] * w.batch.top_k;
+      const bool same = std::equal(planner.slots().begin(), planner.slots().end(), first_pair);
+      if (max_over_ranks(same ? 0.0 : 1.0, comm) > 0)
+        throw std::logic_error(strategy + ": layer " + std::to_string(layer_ids[l]) +
+                               ": a rank's own routing differs from the global routing");
+      s.metadata_s = max_over_ranks(planner.metadata_s, comm);
+      s.planning_s = max_over_ranks(planner.planning_s, comm);
+    }
     ExecConfig cfg = opt.exec;
     cfg.data_seed = layer_seed(opt.exec.data_seed, layer_ids[l]);
     cfg.input = &x;
@@ -86,7 +98,6 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
       throw std::logic_error(strategy + ": layer " + std::to_string(layer_ids[l]) + ": bytes sent differ from the comm plan's");
 
     const std::vector<float> ref_y = reference_outputs_from(w.batch, me, fp32, cfg.data_seed, ref_x);
-    StackLayer s;
     s.layer = layer_ids[l];
     s.wall_s = max_over_ranks(out.stats.total_s, comm);
     s.nvlink_bytes = sum_over_ranks(out.stats.nvlink_bytes, comm);
@@ -96,7 +107,7 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
     x = residual_norm(x, out.y, hidden);
     s.norm_s = max_over_ranks(MPI_Wtime() - t0, comm);
     ref_x = residual_norm(ref_x, ref_y, hidden);
-    run.total_s += s.wall_s + s.norm_s;
+    run.total_s += s.metadata_s + s.planning_s + s.wall_s + s.norm_s;
     run.layers.push_back(s);
   }
   const double err = max_relative_error(x, ref_x, hidden);
@@ -111,7 +122,8 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
 nlohmann::json to_json(const StackRun& run) {
   nlohmann::json layers = nlohmann::json::array();
   for (const StackLayer& s : run.layers)
-    layers.push_back({{"layer", s.layer}, {"wall_s", s.wall_s}, {"norm_s", s.norm_s}, {"nvlink_bytes", s.nvlink_bytes},
+    layers.push_back({{"layer", s.layer}, {"metadata_s", s.metadata_s}, {"planning_s", s.planning_s}, {"wall_s", s.wall_s},
+                      {"norm_s", s.norm_s}, {"nvlink_bytes", s.nvlink_bytes},
                       {"nic_bytes", s.nic_bytes}, {"max_rel_error", s.max_rel_error}});
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(run.output_checksum));

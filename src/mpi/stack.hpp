@@ -25,6 +25,9 @@ uint64_t layer_seed(uint64_t data_seed, int layer);
 
 struct StackLayer {
   int layer = 0;                // trace layer
+  // Slowest rank's counts all-gather and own planning before the layer (mpi/rank_plan.hpp; 0
+  // for strategies that decide nothing per batch on the rank).
+  double metadata_s = 0, planning_s = 0;
   double wall_s = 0;            // slowest rank's executor time for the layer
   double norm_s = 0;            // slowest rank's residual add + norm after it
   double nvlink_bytes = 0, nic_bytes = 0;  // sent, all ranks (checked equal to the plan's)
@@ -34,7 +37,7 @@ struct StackLayer {
 struct StackRun {
   std::string strategy;
   std::vector<StackLayer> layers;
-  double total_s = 0;           // sum over layers of wall_s + norm_s
+  double total_s = 0;           // sum over layers of metadata_s + planning_s + wall_s + norm_s
   double max_rel_error = 0;     // the stack's final rows (after the last norm) against the reference stack
   uint64_t output_checksum = 0; // FNV-1a over the final rows, ranks in order
 };
@@ -46,8 +49,8 @@ struct StackRun {
 StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>& layers, const std::vector<int>& layer_ids,
                        const ModelShape& model, const Topology& topo, const SessionOptions& opt, MPI_Comm comm);
 
-// {"strategy", "total_s", "max_rel_error", "output_checksum", "layers": [{"layer", "wall_s",
-//  "norm_s", "nvlink_bytes", "nic_bytes", "max_rel_error"}]}
+// {"strategy", "total_s", "max_rel_error", "output_checksum", "layers": [{"layer", "metadata_s",
+//  "planning_s", "wall_s", "norm_s", "nvlink_bytes", "nic_bytes", "max_rel_error"}]}
 nlohmann::json to_json(const StackRun& run);
 
 }  // namespace zepp::mpi

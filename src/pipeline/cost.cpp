@@ -121,22 +121,18 @@ void check_budget(const CostEstimate& estimate, double budget_bytes, const std::
 
 void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,
                          const StrategyOptions& opt) {
-  const auto& names = strategy_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    throw ArgumentError("strategies: unknown strategy '" + name + "', expected one of " + known);
-  }
+  find_strategy(name);  // throws for an unknown name
   const std::vector<double> uniform(model.num_experts, 1.0);
   try {
     // Which placement each strategy starts from (strategies.cpp, baselines/, swap/): contiguous
     // homes, EPLB's rule, or Zepp's §4.1 placement. Strategies not listed place nothing up front.
-    if (name == "a2av" || name == "fast" || name == "comet" || name == "moonep" || name == "halo-q")
+    if (name == "a2av" || name == "fast" || name == "comet" || name == "moonep" || name == "halo-q" ||
+        name == "zepp-overlap")
       place_contiguous(model.num_experts, topo);
     else if (name == "eplb" || name == "comet+eplb")
       place_eplb(uniform, topo, base_slots_per_gpu(model, topo) + opt.extra_slots,
                  eplb_groups_for(model, topo, opt.eplb_groups));
-    else if (name == "zepp" || name == "epic")
+    else if (name == "zepp" || name == "zepp+swaps" || name == "epic")
       place_zepp(uniform, topo, opt.extra_slots);
   } catch (const ArgumentError& e) {
     throw ArgumentError("strategies: " + name + " cannot place " + std::to_string(model.num_experts) + " experts on " +

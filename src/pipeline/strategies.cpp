@@ -1,30 +1,86 @@
 // The registry of strategies (DESIGN.md §2 table). Add a strategy by defining its decide
 // function in its own file and listing it here.
+#include <chrono>
+
 #include "baselines/baselines.hpp"
 #include "core/error.hpp"
 #include "placement/placement.hpp"
 #include "pipeline/strategy.hpp"
 #include "swap/strategies.hpp"
+#include "swap/swap.hpp"
 
 namespace zepp {
 namespace {
 
 // Plain EP (A2AV+GEMM): one replica per expert, home routing, all-to-allv, no overlap.
 StrategyDecision decide_a2av(const StrategyInput& in) {
-  return decide_with(place_contiguous(in.model.num_experts, in.topo), in, false, PlanOptions{false, false, false, 0.0});
+  Placement p = static_placement(in, [&] { return place_contiguous(in.model.num_experts, in.topo); });
+  return decide_with(std::move(p), in, false, PlanOptions{false, false, false, 0.0});
 }
 
 // DeepSeek EPLB: its replicas and placement, even split over replicas, all-to-allv, no overlap.
 StrategyDecision decide_eplb(const StrategyInput& in) {
-  const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
-  Placement p = place_eplb(in.workload.history_load, in.topo, slots, eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
+  Placement p = static_placement(in, [&] {
+    const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
+    return place_eplb(in.workload.history_load, in.topo, slots, eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
+  });
   return decide_with(std::move(p), in, false, PlanOptions{false, false, false, 0.0});
 }
 
 // Zepp (paper §4): placement §4.1, locality-preferred routing, split + merge, Algorithm 1.
 StrategyDecision decide_zepp(const StrategyInput& in) {
-  Placement p = place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
-  return decide_with(std::move(p), in, in.opt.locality, zepp_plan_options(in.opt));
+  Placement p = static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
+  StrategyDecision d = decide_with(std::move(p), in, in.opt.locality, zepp_plan_options(in.opt));
+  // Per batch (§5): E counts per GPU all-gathered, the count-level plan, the own pairs.
+  const int E = in.model.num_experts, G = in.topo.num_gpus();
+  d.planning = per_batch_work(in.workload.batch, E, double(E) * G, true);
+  return d;
+}
+
+// Zepp with intra-node swaps (§4.3): Zepp's placement from history, then on every invocation
+// swaps planned on the batch's demand and applied to the placement kept from the previous one
+// (StrategyInput::state), locality-preferred routing on it, and the §4.2 plan in which the
+// swapped slots' computation waits for its weights (Weights transfers over NVLink, after
+// dispatch: weights_after_dispatch).
+StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
+  const Placement start =
+      static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
+  // A swap stays in the kept placement until demand moves it again, so its saving recurs every
+  // iteration (§4.3). Default horizon (kDefaultSwapHorizon = 8): a choice, not a fit; with the
+  // rotating drift of §6.5 (period 4) demand shifts every 4 iterations, and a swap made for one
+  // phase of the rotation returns with it, so 8 (two periods) is a conservative expected life;
+  // with --swap-horizon 1 a swap must pay inside its first iteration (the earlier rule, which
+  // never fired on the DeepSeek trace).
+  SwapCosts costs = swap_costs(in.model, in.topo);
+  costs.horizon = in.opt.swap_horizon;
+  const auto t0 = std::chrono::steady_clock::now();
+  SwapPlan sp = plan_swaps(expert_demand(in.workload.batch), start, in.topo, in.opt.balance_slack, costs);
+  const double swap_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (in.state) in.state->placement = sp.placement;
+  const PlanOptions plan = zepp_plan_options(in.opt);
+  StrategyDecision d = decide_with(std::move(sp.placement), in, in.opt.locality, plan);
+  // Per batch: zepp's work plus swap planning on the gathered demand (counted as another
+  // count-level pass over E x G cells; plan_swaps has no benchmark of its own).
+  const int E = in.model.num_experts, G = in.topo.num_gpus();
+  d.planning = per_batch_work(in.workload.batch, E, 2.0 * E * G, true);
+  d.swaps = int(sp.swaps.size());
+  d.swap_wall_s = swap_wall_s;
+  d.swap_triggered = sp.triggered;
+  d.swaps_refused = sp.refused_for_cost;
+  d.best_refused = sp.best_refused;
+  d.make_plan = [in, plan, moves = std::move(sp.weight_moves)](const Placement& placement, const Routing& routing) {
+    CommPlan c = build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model, plan, moves);
+    weights_after_dispatch(c);
+    return c;
+  };
+  return d;
+}
+
+// Zepp's split, merge and Algorithm 1 overlap alone, on contiguous experts without replicas
+// routed home (the first step of the paper's Figure 12 ablation).
+StrategyDecision decide_zepp_overlap(const StrategyInput& in) {
+  Placement p = static_placement(in, [&] { return place_contiguous(in.model.num_experts, in.topo); });
+  return decide_with(std::move(p), in, false, zepp_plan_options(in.opt));
 }
 
 }  // namespace
@@ -50,6 +106,8 @@ const std::vector<StrategyEntry>& strategy_registry() {
       {"halo-q", "per-invocation hot-expert replicas on aligned rank groups, quota repair, local-first routes, all-to-allv, barriers", decide_haloq},
       {"sglang", "contiguous experts, home routing, dense all-gather, expert GEMMs, dense reduce-scatter, sequential (SGLang DP attention + EP, §6.4)", decide_sglang},
       {"zepp", "Zepp placement (§4.1), locality-preferred routing, split + merge (§4.2), Algorithm 1 overlap", decide_zepp},
+      {"zepp+swaps", "zepp, plus intra-node swaps on each batch's demand (§4.3) kept across iterations", decide_zepp_swaps},
+      {"zepp-overlap", "contiguous experts, home routing, Zepp's split + merge + Algorithm 1 overlap (Figure 12's first step)", decide_zepp_overlap},
   };
   return registry;
 }

@@ -21,6 +21,8 @@ double imbalance_of(const Routing& routing, const Placement& placement) {
   return sum > 0 ? mx / (sum / load.size()) : 1.0;
 }
 
+}  // namespace
+
 const StrategyEntry& find_strategy(const std::string& name) {
   for (const auto& s : strategy_registry())
     if (s.name == name) return s;
@@ -28,8 +30,6 @@ const StrategyEntry& find_strategy(const std::string& name) {
   for (const auto& n : strategy_names()) names += (names.empty() ? "" : ", ") + n;
   throw ArgumentError("strategies: unknown strategy '" + name + "', expected one of " + names);
 }
-
-}  // namespace
 
 std::vector<std::string> strategy_names() {
   std::vector<std::string> names;
@@ -46,17 +46,42 @@ int base_slots_per_gpu(const ModelShape& m, const Topology& t) {
   return (m.num_experts + t.num_gpus() - 1) / t.num_gpus();
 }
 
+void route_timed(StrategyDecision& d, const std::function<Routing()>& route) {
+  const auto t0 = std::chrono::steady_clock::now();
+  d.routing = route();
+  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Placement static_placement(const StrategyInput& in, const std::function<Placement()>& place) {
+  if (in.state && !in.state->placement.phy2log.empty()) return in.state->placement;
+  Placement p = place();
+  if (in.state) in.state->placement = p;
+  return p;
+}
+
+PlanOptions zepp_plan_options(const StrategyOptions& opt) {
+  return PlanOptions{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,
+                     /*pre_reduce=*/true, /*split_if_it_pays=*/true};
+}
+
 StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool locality, const PlanOptions& plan) {
   StrategyDecision d;
   d.placement = std::move(placement);
-  const auto t0 = std::chrono::steady_clock::now();
-  d.routing = locality ? route_locality(in.workload.batch, d.placement, in.topo, in.opt.balance_slack)
-                       : route_even(in.workload.batch, d.placement);
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d.locality_routing = locality;
+  route_timed(d, [&] {
+    return locality ? route_locality(in.workload.batch, d.placement, in.topo, in.opt.balance_slack)
+                    : route_even(in.workload.batch, d.placement);
+  });
   d.make_plan = [in, plan](const Placement& placement, const Routing& routing) {
     return build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model, plan);
   };
   return d;
+}
+
+CommPlan plan_to_simulate(const StrategyDecision& d, const StrategyOptions& opt) {
+  CommPlan plan = d.make_plan(d.placement, d.routing);
+  if (opt.planning == PlanningMode::Model) charge_planning(plan, d.planning);
+  return plan;
 }
 
 StrategyOutcome run_strategy(const std::string& name, const Workload& w, const ModelShape& model,
@@ -77,11 +102,24 @@ StrategyOutcome run_strategy(const std::string& name, const Workload& w, const M
   switch (executor) {
     case ExecutorKind::Estimate:
       out.result = estimate_layer(w.batch, d.placement, d.routing, topo, model);
+      if (opt.planning == PlanningMode::Model && !d.planning.empty()) {
+        // Closed form, as the estimate is: the two all-gather steps one message each, then the
+        // slowest GPU's planning.
+        const double bytes = double(d.planning.metadata_bytes);
+        if (bytes > 0)
+          out.result.metadata_s = (topo.gpus_per_node > 1 ? topo.nvlink_latency + bytes / topo.nvlink_bw : 0.0) +
+                                  (topo.nodes > 1 ? topo.nic_latency + (topo.nodes - 1) * topo.gpus_per_node * bytes / topo.nic_bw : 0.0);
+        for (int g = 0; g < topo.num_gpus(); ++g)
+          out.result.planning_s = std::max(out.result.planning_s, planning_seconds(d.planning, g));
+        out.result.latency_s += out.result.metadata_s + out.result.planning_s;
+      }
       break;
     case ExecutorKind::Sim:
-      out.result = simulate_plan(d.make_plan(d.placement, d.routing), topo, opt.timeline);
+      out.result = simulate_plan(plan_to_simulate(d, opt), topo, opt.timeline);
       break;
   }
+  out.metadata_s = out.result.metadata_s;
+  out.planning_s = out.result.planning_s;
   out.placement = std::move(d.placement);
   out.routing = std::move(d.routing);
   return out;

@@ -8,17 +8,24 @@
 
 #include "core/types.hpp"
 #include "exec/result.hpp"
+#include "plan/planning.hpp"
 #include "plan/comm_plan.hpp"
+#include "swap/swap.hpp"
 #include "workload/workload.hpp"
 
 namespace zepp {
+
+// Whether the sim executor charges each strategy's per-batch metadata exchange and planning on
+// its critical path (plan/planning.hpp): Model does; Free leaves them out (the numbers before
+// issue 20, for comparison).
+enum class PlanningMode { Model, Free };
 
 enum class ExecutorKind {
   Estimate,  // barrier-separated phases, closed form (src/exec/estimate.hpp)
   Sim,       // SimGrid flow-level cluster running the strategy's CommPlan
 };
 
-// Default --swap-horizon (iterations); the reason is in serving/serve.cpp.
+// Default --swap-horizon (iterations); the reason is in pipeline/strategies.cpp (zepp+swaps).
 inline constexpr int kDefaultSwapHorizon = 8;
 
 struct StrategyOptions {
@@ -42,6 +49,7 @@ struct StrategyOptions {
   bool epic_zepp_placement = false;
   bool timeline = false;      // record timeline events (sim executor)
   bool optimal = true;        // also solve equation (1) exactly (LEMON) for routing_cost_optimal_s
+  PlanningMode planning = PlanningMode::Model;
 };
 
 // What a strategy decides for one layer invocation, before anything runs.
@@ -54,10 +62,32 @@ struct StrategyDecision {
   // systems' own assignments do not). Only then is equation (1)'s optimum a lower bound on its
   // routing cost, so only then is routing_cost_optimal_s reported.
   bool balanced_routing = true;
+  // Routed by Zepp's locality-preferred rule (Router) on `placement`: a rank can then route its
+  // own tokens from the all-gathered counts alone (mpi/rank_plan.hpp).
+  bool locality_routing = false;
+  // What it computes per batch before dispatch (metadata exchange, per-rank planning), charged
+  // by the executors under PlanningMode::Model (plan/planning.hpp lists each strategy's).
+  PlanningWork planning;
+  // zepp+swaps: intra-node swaps accepted on this batch and the wall time of planning them;
+  // whether the rule triggered, how many it refused for cost and the best refused one's figures
+  // (so the output can say why none was accepted).
+  int swaps = 0;
+  double swap_wall_s = 0;
+  bool swap_triggered = false;
+  int swaps_refused = 0;
+  SwapPlan::Refusal best_refused;
   // Builds the strategy's comm plan for the sim executor from this decision's placement and
   // routing (most use build_comm_plan with their PlanOptions; baselines with their own dispatch
   // build their own). Valid while the workload, model and topology it was decided on live.
   std::function<CommPlan(const Placement&, const Routing&)> make_plan;
+};
+
+// What a strategy keeps between invocations of one layer (the iteration loop, serving/serve.hpp):
+// the placement it made from history, which a static strategy reuses instead of placing again
+// (placement changes only when the cluster rebalances, paper §5), or the one zepp+swaps evolves.
+// Empty before the first invocation.
+struct StrategyState {
+  Placement placement;
 };
 
 struct StrategyInput {
@@ -65,6 +95,7 @@ struct StrategyInput {
   const ModelShape& model;
   const Topology& topo;
   const StrategyOptions& opt;
+  StrategyState* state = nullptr;  // null: one invocation, placement from history
 };
 
 using StrategyFn = std::function<StrategyDecision(const StrategyInput&)>;
@@ -78,6 +109,9 @@ struct StrategyEntry {
 // Every strategy of this build, in the order tables list them (strategies.cpp).
 const std::vector<StrategyEntry>& strategy_registry();
 std::vector<std::string> strategy_names();
+// The registered strategy called `name`. Throws ArgumentError("strategies: unknown strategy
+// '<name>', expected one of ...") otherwise.
+const StrategyEntry& find_strategy(const std::string& name);
 
 struct StrategyOutcome {
   std::string name;
@@ -90,6 +124,9 @@ struct StrategyOutcome {
                                      // when not solved (opt.optimal false) or when the
                                      // strategy's routing ignores the bound (balanced_routing)
   double routing_wall_s = 0;         // wall time spent routing (planning cost)
+  // The per-batch metadata exchange and planning charged (0 under PlanningMode::Free), seconds,
+  // included in result.latency_s: when the counts all-gather ended, the longest per-GPU planning.
+  double metadata_s = 0, planning_s = 0;
 };
 
 // Runs one strategy end to end. Throws ArgumentError("strategies: unknown ...") for an unknown
@@ -97,12 +134,23 @@ struct StrategyOutcome {
 StrategyOutcome run_strategy(const std::string& name, const Workload& workload, const ModelShape& model,
                              const Topology& topo, const StrategyOptions& opt, ExecutorKind executor);
 
+// The plan the sim executor runs for decision `d`: its comm plan, with its per-batch work charged
+// (charge_planning) when opt.planning is Model.
+CommPlan plan_to_simulate(const StrategyDecision& d, const StrategyOptions& opt);
+
 // Helpers shared by strategy definitions.
 int eplb_groups_for(const ModelShape& m, const Topology& t, int requested);
 int base_slots_per_gpu(const ModelShape& m, const Topology& t);  // ceil(E / G)
 // Routes on `placement` (locality-preferred or even split), timing it; the plan is built with
 // build_comm_plan and `plan` when an executor asks.
 StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool locality, const PlanOptions& plan);
+// Runs `route` and stores its result and wall time (the strategy's planning cost) in `d`: the one
+// place where routing is timed.
+void route_timed(StrategyDecision& d, const std::function<Routing()>& route);
+// A static placement: the one kept in in.state when there is one, else `place()` (then kept).
+Placement static_placement(const StrategyInput& in, const std::function<Placement()>& place);
+// Zepp's plan options (§4.2: split, merge, Algorithm 1) under the ablation switches of `opt`.
+PlanOptions zepp_plan_options(const StrategyOptions& opt);
 
 // Completion waves of Zepp's combine (PlanOptions::combine_waves) when opt.waves. Four, a choice
 // (not tuned): enough that a node's early GEMMs' rows leave while its later ones run, few enough

@@ -11,6 +11,7 @@ const char* to_string(TaskKind k) {
     case TaskKind::PreReduce: return "pre-reduce";
     case TaskKind::FinalReduce: return "final-reduce";
     case TaskKind::Barrier: return "barrier";
+    case TaskKind::Planning: return "planning";
   }
   return "?";
 }
@@ -30,6 +31,7 @@ const char* to_string(Phase p) {
     case Phase::Compute: return "compute";
     case Phase::Combine: return "combine";
     case Phase::Weights: return "weights";
+    case Phase::Planning: return "planning";
   }
   return "?";
 }

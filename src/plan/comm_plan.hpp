@@ -48,9 +48,12 @@ enum class TaskKind : uint8_t {
   PreReduce,    // sums contributions into partial-sum rows on gpu, bound for node `node`
   FinalReduce,  // adds rows into the source GPU's output y
   Barrier,      // no work: completes when its deps complete (phase barriers, overlap = false)
+  Planning,     // per-rank planning on gpu's compute stream for `seconds` (plan/planning.hpp)
 };
 enum class Link : uint8_t { None, NVLink, NIC };
-enum class Phase : uint8_t { Dispatch, Compute, Combine, Weights };
+// Planning: the per-batch metadata exchange (transfers) and planning (TaskKind::Planning) before
+// dispatch, added by charge_planning (plan/planning.hpp) for the sim executor only.
+enum class Phase : uint8_t { Dispatch, Compute, Combine, Weights, Planning };
 // Which leg of a path a transfer is (transfers of different legs are never coalesced).
 enum class Hop : uint8_t {
   Direct,   // intra-node flow or weights: sender -> the GPU that needs it
@@ -79,6 +82,7 @@ struct Task {
   int32_t node = -1;      // PreReduce: destination (source) node of its partial sums
   double bytes = 0;       // Transfer: payload bytes; Pre/FinalReduce: bytes of rows read
                           // (inputs summed), for the time bytes / hbm_bw; Compute: 0
+  double seconds = 0;     // Planning: its modelled duration; others: 0
 
   // Rows. Transfer (dispatch): `tokens` only, one activation per entry; without merge a token
   // may repeat (one copy per expert pair). Transfer (combine), PreReduce (its output rows),

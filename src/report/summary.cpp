@@ -21,7 +21,7 @@ nlohmann::json gap(double cost, double optimum) {
 }  // namespace
 
 nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,
-                            const std::vector<StrategyOutcome>& outcomes) {
+                            const std::vector<StrategyOutcome>& outcomes, PlanningMode planning) {
   nlohmann::json j;
   const StrategyOutcome* a2av = nullptr;
   for (const auto& o : outcomes)
@@ -43,6 +43,8 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["routing_cost_optimal_us"] = solved ? nlohmann::json(o.routing_cost_optimal_s * 1e6) : nlohmann::json();
     s["routing_gap"] = solved ? gap(o.routing_cost_s, o.routing_cost_optimal_s) : nlohmann::json();
     s["routing_wall_us"] = o.routing_wall_s * 1e6;
+    s["metadata_us"] = o.metadata_s * 1e6;
+    s["planning_us"] = o.planning_s * 1e6;
     j["strategies"].push_back(s);
   }
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
@@ -53,6 +55,7 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
                   {"gpus_per_node", t.gpus_per_node},
                   {"executor", executor},
                   {"link_sharing", to_string(t.link_sharing)},
+                  {"planning", planning == PlanningMode::Model ? "model" : "free"},
                   {"links", describe_links(t)}};
   return j;
 }
@@ -68,16 +71,17 @@ std::string summary_table(const nlohmann::json& s) {
                      c["gpus_per_node"].get<int>(), c["topology"].get<std::string>(), c["links"].get<std::string>(),
                      c["executor"].get<std::string>(),
                      c["executor"] == "sim" ? ", " + c["link_sharing"].get<std::string>() + " link sharing" : "");
-  out += fmt::format("{:<10} {:>12} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
-                     "latency(us)", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB", "hidden",
-                     "route cost us", "optimum us", "gap");
+  out += fmt::format("{:<12} {:>12} {:>8} {:>8} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
+                     "latency(us)", "meta us", "plan us", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB",
+                     "hidden", "route cost us", "optimum us", "gap");
   for (const auto& r : s["strategies"]) {
     const std::string speedup = r["speedup_vs_a2av"].is_null() ? "-" : fmt::format("{:.2f}x", r["speedup_vs_a2av"].get<double>());
     const bool solved = !r["routing_cost_optimal_us"].is_null();
     const std::string gap_s = !solved ? "-" : r["routing_gap"].is_null() ? "n/a" : fmt::format("{:.1f}%", 100 * r["routing_gap"].get<double>());
     const std::string optimum_s = solved ? fmt::format("{:.1f}", r["routing_cost_optimal_us"].get<double>()) : "-";
-    out += fmt::format("{:<10} {:>12.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
-                       r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
+    out += fmt::format("{:<12} {:>12.1f} {:>8.1f} {:>8.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
+                       r["name"].get<std::string>(), r["latency_us"].get<double>(), r["metadata_us"].get<double>(),
+                       r["planning_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>() / 1e6,
                        r["nvlink_bytes"].get<double>() / 1e6, r["max_nic_bytes"].get<double>() / 1e6,
                        100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(),
@@ -91,7 +95,8 @@ std::string summary_table(const nlohmann::json& s) {
 std::string summary_csv(const nlohmann::json& s) {
   std::string out =
       "strategy,latency_us,speedup_vs_a2av,imbalance,inter_node_bytes,nvlink_bytes,max_nic_bytes,comm_hidden_fraction,"
-      "routing_cost_us,routing_cost_optimal_us,routing_gap,model,layer,tokens_per_gpu,topology,nodes,gpus_per_node\n";
+      "routing_cost_us,routing_cost_optimal_us,routing_gap,model,layer,tokens_per_gpu,topology,nodes,gpus_per_node,"
+      "metadata_us,planning_us,planning\n";
   const auto& w = s["workload"];
   const auto& c = s["cluster"];
   for (const auto& r : s["strategies"]) {
@@ -99,13 +104,14 @@ std::string summary_csv(const nlohmann::json& s) {
     const std::string gap_s = r["routing_gap"].is_null() ? "" : fmt::format("{:.6g}", r["routing_gap"].get<double>());
     const std::string optimum_s =
         r["routing_cost_optimal_us"].is_null() ? "" : fmt::format("{:.6g}", r["routing_cost_optimal_us"].get<double>());
-    out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{}\n",
+    out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),
                        r["nvlink_bytes"].get<double>(), r["max_nic_bytes"].get<double>(),
                        r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(), optimum_s, gap_s,
                        w["model"].get<std::string>(), w["layer"].get<int>(), w["tokens_per_gpu"].get<long>(),
-                       c["topology"].get<std::string>(), c["nodes"].get<int>(), c["gpus_per_node"].get<int>());
+                       c["topology"].get<std::string>(), c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
+                       r["metadata_us"].get<double>(), r["planning_us"].get<double>(), c["planning"].get<std::string>());
   }
   return out;
 }

@@ -16,9 +16,12 @@ namespace zepp {
 //   "inter_node_bytes", "nvlink_bytes", "max_nic_bytes", "comm_hidden_fraction",
 //   "routing_cost_us", "routing_cost_optimal_us" (null when not solved or when the
 //   strategy's routing ignores equation (1)'s balance bound), "routing_gap" (cost / optimum − 1,
-//   null with it), "routing_wall_us"}], "workload": {...}, "cluster": {..., "link_sharing"}}
+//   null with it), "routing_wall_us", "metadata_us" and "planning_us" (the per-batch metadata
+//   exchange and per-rank planning charged, included in latency_us; 0 with --planning free or
+//   for a strategy with nothing per batch)}], "workload": {...}, "cluster": {..., "link_sharing",
+//   "planning" ("model" or "free")}}
 nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,
-                            const std::vector<StrategyOutcome>& outcomes);
+                            const std::vector<StrategyOutcome>& outcomes, PlanningMode planning);
 
 // A human-readable table (one row per strategy) preceded by a workload line.
 std::string summary_table(const nlohmann::json& summary);

@@ -1,14 +1,10 @@
 // Multi-iteration serving (issue 6): one MoE layer invoked on the batches of a DriftWorkload in
 // order, under one system, with placement state kept between iterations.
 //
-// Systems: every registry strategy (pipeline/strategy.hpp; static ones recompute the same
-// placement from history each iteration, moonep / halo-q replicate per iteration), plus
-//  - "zepp+swaps": Zepp's placement from history (§4.1), then every iteration intra-node swaps
-//    on the current demand (swap/swap.hpp, §4.3) applied to the placement kept from the previous
-//    iteration, locality-preferred routing on it, and the §4.2 plan in which the swapped slots'
-//    computation waits for its weights (Weights transfers over NVLink);
-//  - "zepp-overlap": Zepp's split, merge and Algorithm 1 overlap alone, on contiguous experts
-//    without replicas routed home (the first step of the paper's Figure 12 ablation).
+// Systems: every registry strategy (pipeline/strategies.cpp), each deciding through the registry
+// as run_strategy does, with a StrategyState kept across iterations: static strategies place
+// once from history and keep that placement, zepp+swaps evolves it by intra-node swaps (§4.3),
+// moonep / halo-q replicate per iteration.
 #pragma once
 #include <functional>
 #include <string>
@@ -26,6 +22,9 @@ struct IterationReport {
   int iteration = 0;
   std::string dataset;
   double latency_s = 0;           // executor's layer latency (0 without an executor)
+  // Charged in latency_s (StrategyOptions::planning Model, plan/planning.hpp): the simulated
+  // metadata exchange and the modelled per-rank planning of the slowest GPU.
+  double metadata_s = 0, rank_planning_s = 0;
   double comm_hidden_fraction = 0;
   double imbalance = 0;           // max / mean routed (token, expert) pairs per GPU
   double home_imbalance = 0;      // the same with contiguous homes and no replicas (0 when E % G != 0)
@@ -58,12 +57,10 @@ struct ServeReport {
 // Runs one layer (timeline events are returned when opt.timeline is set).
 using PlanExecutor = std::function<LayerResult(const CommPlan&, const Topology&, bool timeline)>;
 
-std::vector<std::string> serve_system_names();  // registry names, then zepp+swaps, zepp-overlap
-
 // Serves `iterations` batches of `workload` (from its next iteration on). With an empty
 // `execute` only the decisions are made (replay: imbalance, bytes, planning time). Every
 // iteration's result is passed to `on_iteration` (if set) as soon as it exists, with the
-// executor's LayerResult. Throws ArgumentError ("system: ..." listing the names, "iterations",
+// executor's LayerResult. Throws ArgumentError ("strategies: unknown strategy ..." listing the names, "iterations",
 // "extra_slots" and what the stages throw).
 ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topology& topo, const std::string& system,
                   int iterations, const StrategyOptions& opt, const PlanExecutor& execute,

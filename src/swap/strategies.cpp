@@ -1,6 +1,5 @@
 #include "swap/strategies.hpp"
 
-#include <chrono>
 
 #include "routing/routing.hpp"
 #include "swap/replicate.hpp"
@@ -11,13 +10,20 @@ namespace {
 using PlanFn = ReplicationPlan (*)(const std::vector<int64_t>&, int, const Topology&, int);
 
 StrategyDecision decide_replicated(const StrategyInput& in, PlanFn plan_fn) {
-  const auto t0 = std::chrono::steady_clock::now();
-  ReplicationPlan r = plan_fn(in.workload.batch.demand(), in.model.num_experts, in.topo, in.opt.extra_slots);
+  ReplicationPlan r;
   StrategyDecision d;
+  route_timed(d, [&] {  // replication planning and pair assignment
+    r = plan_fn(in.workload.batch.demand(), in.model.num_experts, in.topo, in.opt.extra_slots);
+    Routing routing;
+    routing.counts = std::move(r.counts);
+    routing.slot_of_pair = assign_pairs(in.workload.batch, r.placement, in.topo, routing.counts);
+    return routing;
+  });
   d.placement = std::move(r.placement);
-  d.routing.counts = std::move(r.counts);
-  d.routing.slot_of_pair = assign_pairs(in.workload.batch, d.placement, in.topo, d.routing.counts);
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Per batch: the demand of every GPU (E counts each) all-gathered, replicas planned on it
+  // (E x G cells), the own pairs assigned to them.
+  const int E = in.model.num_experts, G = in.topo.num_gpus();
+  d.planning = per_batch_work(in.workload.batch, E, double(E) * G, true);
   d.balanced_routing = false;  // the system's own assignment, not bounded by equation (1)'s C
   d.make_plan = [in, moves = std::move(r.weight_moves)](const Placement& placement, const Routing& routing) {
     return build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,

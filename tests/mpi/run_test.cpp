@@ -107,6 +107,16 @@ void expect_correct(const Case& c, const std::vector<std::string>& strategies = 
     for (const auto& rank : s["ranks"]) per_rank_nic += rank["nic_bytes"].get<double>();
     EXPECT_EQ(per_rank_nic, s["nic_bytes"].get<double>());
     if (c.np == c.gpn) EXPECT_EQ(s["nic_bytes"].get<double>(), 0.0);  // one node: nothing crosses a NIC
+    // Zepp's ranks each routed their own tokens from the all-gathered counts inside the run, and
+    // the session checked the result equal to the global routing (else the run fails); the
+    // static strategies decide nothing per batch on a rank.
+    const bool per_rank = name == "zepp";
+    EXPECT_EQ(s["rank_routing"].get<bool>(), per_rank);
+    for (const auto& rank : s["ranks"]) {
+      EXPECT_EQ(rank["metadata_s"].get<double>() > 0, per_rank);
+      EXPECT_EQ(rank["planning_s"].get<double>() > 0, per_rank);
+      EXPECT_LE(rank["planning_s"].get<double>(), s["planning_s"].get<double>());
+    }
   }
   EXPECT_EQ(doc["strategies"][0]["executor"], strategies[0] == "a2av" ? "alltoallv" : "plan");
 }
@@ -273,7 +283,11 @@ TEST(MpiRun, ThreeLayerStackMatchesTheDenseReference) {
     for (const auto& l : s["layers"]) {
       EXPECT_LT(l["max_rel_error"].get<double>(), 1e-4);
       EXPECT_GT(l["nic_bytes"].get<double>(), 0.0);  // two nodes: every layer crosses NICs
-      sum += l["wall_s"].get<double>() + l["norm_s"].get<double>();
+      sum += l["metadata_s"].get<double>() + l["planning_s"].get<double>() + l["wall_s"].get<double>() +
+             l["norm_s"].get<double>();
+      // zepp routes each rank's tokens from the all-gathered counts (checked equal to the
+      // global routing by the run itself); a2av decides nothing per batch.
+      EXPECT_EQ(l["planning_s"].get<double>() > 0, s["strategy"] == "zepp");
     }
     EXPECT_DOUBLE_EQ(s["total_s"].get<double>(), sum);
   }

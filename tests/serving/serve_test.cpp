@@ -98,7 +98,7 @@ TEST(Serve, UnknownSystemListsTheNames) {
     f.run("zepp+magic");
     FAIL() << "no error";
   } catch (const ArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("system: unknown 'zepp+magic', expected one of"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("strategies: unknown strategy 'zepp+magic', expected one of"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("zepp+swaps"), std::string::npos);
   }
   EXPECT_THROW(f.run("zepp", nullptr, 0), ArgumentError);

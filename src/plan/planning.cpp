@@ -1,0 +1,102 @@
+#include "plan/planning.hpp"
+
+#include <limits>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace zepp {
+
+namespace {
+
+// From bench_routing (bench/routing.cpp) on main's routing code as of 1 Dec 2026 (commit
+// c7ca7b5), one core, CPU time, the figures issue 20 quotes: the count-level plan at EP128 x 384
+// experts 114 us, i.e. 2.32 ns per (expert, GPU) cell (EP32 x 384: 18.8 us, 1.53 ns; the larger
+// per-cell cost is taken); per-pair assignment 85-99 M pairs/s, i.e. 11.8 ns per pair (the
+// slower end). The README's run on main of 30 Nov 2026 22:12 UTC under a load of about 11 saw
+// 3.85 ns per cell and 20 ns per pair. Not charged: building the rank's send lists, which a
+// GPU dispatch kernel fuses into packing rows by slot (DeepEP's dispatch after its layout).
+constexpr double kPerCellS = 114e-6 / (128.0 * 384);
+constexpr double kPerPairS = 1 / 85e6;
+
+}  // namespace
+
+PlanningCosts planning_costs() { return PlanningCosts{kPerCellS, kPerPairS}; }
+
+PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, double cells, bool own_pairs) {
+  PlanningWork w;
+  w.metadata_bytes = counts_per_gpu * kCountBytes;
+  w.cells = cells;
+  if (own_pairs) {
+    w.pairs.resize(size_t(batch.num_gpus));
+    for (int g = 0; g < batch.num_gpus; ++g)
+      w.pairs[size_t(g)] = (batch.token_offset[size_t(g) + 1] - batch.token_offset[size_t(g)]) * batch.top_k;
+  }
+  return w;
+}
+
+double planning_seconds(const PlanningWork& work, int gpu) {
+  const PlanningCosts c = planning_costs();
+  const double pairs = work.pairs.empty() ? 0.0 : double(work.pairs.at(size_t(gpu)));
+  return c.per_cell_s * work.cells + c.per_pair_s * pairs;
+}
+
+void charge_planning(CommPlan& plan, const PlanningWork& work) {
+  if (work.empty()) return;
+  const int G = plan.num_gpus, gpn = plan.gpus_per_node, N = plan.nodes;
+  require(work.pairs.empty() || work.pairs.size() == size_t(G), "plan",
+          "planning work names " + std::to_string(work.pairs.size()) + " GPUs, the plan " + std::to_string(G));
+  const int32_t existing = int32_t(plan.tasks.size());
+  auto transfer = [&](int src, int dst, Link link, Hop hop, double bytes) {
+    Task t;
+    t.kind = TaskKind::Transfer;
+    t.phase = Phase::Planning;
+    t.gpu = src;
+    t.dst_gpu = dst;
+    t.link = link;
+    t.hop = hop;
+    t.round = 0;
+    t.bytes = bytes;
+    t.priority = std::numeric_limits<int64_t>::min();
+    plan.tasks.push_back(std::move(t));
+    return int32_t(plan.tasks.size() - 1);
+  };
+  std::vector<std::vector<int32_t>> into(static_cast<size_t>(G));  // metadata transfers arriving at each GPU
+  if (work.metadata_bytes > 0) {
+    std::vector<std::vector<int32_t>> intra(static_cast<size_t>(G));  // step (1) arrivals
+    for (int g = 0; g < G; ++g)
+      for (int l = 0; l < gpn; ++l) {
+        const int dst = g / gpn * gpn + l;
+        if (dst == g) continue;
+        const int32_t t = transfer(g, dst, Link::NVLink, Hop::Direct, double(work.metadata_bytes));
+        intra[size_t(dst)].push_back(t);
+        into[size_t(dst)].push_back(t);
+      }
+    for (int g = 0; g < G; ++g)
+      for (int m = 0; m < N; ++m) {
+        if (m == g / gpn) continue;
+        const int dst = m * gpn + g % gpn;
+        const int32_t t = transfer(g, dst, Link::NIC, Hop::Put, double(gpn) * double(work.metadata_bytes));
+        plan.tasks[size_t(t)].deps = intra[size_t(g)];
+        into[size_t(dst)].push_back(t);
+      }
+  }
+  std::vector<int32_t> planning(static_cast<size_t>(G));
+  for (int g = 0; g < G; ++g) {
+    Task t;
+    t.kind = TaskKind::Planning;
+    t.phase = Phase::Planning;
+    t.gpu = g;
+    t.seconds = planning_seconds(work, g);
+    t.deps = std::move(into[size_t(g)]);
+    t.priority = std::numeric_limits<int64_t>::min();
+    plan.tasks.push_back(std::move(t));
+    planning[size_t(g)] = int32_t(plan.tasks.size() - 1);
+  }
+  for (int32_t i = 0; i < existing; ++i) {
+    Task& t = plan.tasks[size_t(i)];
+    if (t.gpu >= 0) t.deps.push_back(planning[size_t(t.gpu)]);
+  }
+}
+
+}  // namespace zepp
