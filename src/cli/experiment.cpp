@@ -24,6 +24,7 @@ struct SweepFlags {
   experiments::SweepOptions opt;
   std::string plots_dir = "results";
   std::string link_sharing = "fair";
+  std::string planning = "model";
   std::vector<std::string> workloads, strategies, topologies;
   std::vector<int> nodes;
   std::vector<double> sizes;
@@ -92,8 +93,13 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
   cmd->add_option("--link-sharing", f->link_sharing, "Links: fair (max-min, concurrent flows) or serial (one transfer at a time)")
       ->capture_default_str();
+  cmd->add_option("--planning", f->planning,
+                  "Per-batch metadata exchange and planning: model (charged in latency_us) or free (left out)")
+      ->capture_default_str();
   cmd->callback([f, spec] {
     f->opt.link_sharing = parse_link_sharing(f->link_sharing, "--link-sharing");
+    require(f->planning == "model" || f->planning == "free", "--planning", "expected model or free, got '" + f->planning + "'");
+    f->opt.strategy.planning = f->planning == "model" ? PlanningMode::Model : PlanningMode::Free;
     require(f->opt.strategy.extra_slots >= 0, "--extra-slots", "must be >= 0");
     require(f->opt.strategy.balance_slack >= 0 && f->opt.strategy.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
     require(f->opt.strategy.nic_slack >= 0, "--nic-slack", "must be >= 0");
