@@ -2,6 +2,7 @@
 // between iterations (issue 6 item 1).
 #include "cli/serve.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -23,6 +24,7 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"latency_ms", it.latency_s * 1e3},
           {"metadata_us", it.metadata_s * 1e6},
           {"rank_planning_us", it.rank_planning_s * 1e6},
+          {"rank_planning_wall_us", it.rank_planning_wall_s * 1e6},
           {"imbalance", it.imbalance},
           {"home_imbalance", it.home_imbalance},
           {"swaps", it.swaps},
@@ -139,10 +141,10 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   } else if (format == "csv") {
     text = "system,iteration,dataset,latency_ms,imbalance,home_imbalance,swaps,weight_moves,token_nic_mb,"
            "token_nvlink_mb,weight_nic_mb,weight_nvlink_mb,planning_ms,routing_ms,plan_build_ms,planning_share,"
-           "metadata_us,rank_planning_us\n";
+           "metadata_us,rank_planning_us,rank_planning_wall_us\n";
     for (const auto& sys : out)
       for (const auto& it : sys["iterations"])
-        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f}\n",
+        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f}\n",
                             sys["system"].get<std::string>(), it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
@@ -151,17 +153,19 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                             it["weight_nvlink_mb"].get<double>(), it["planning_ms"].get<double>(),
                             it["routing_ms"].get<double>(), it["plan_build_ms"].get<double>(),
                             it["planning_share"].is_null() ? "" : fmt::format("{:.6g}", it["planning_share"].get<double>()),
-                            it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>());
+                            it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>(),
+                            it["rank_planning_wall_us"].get<double>());
   } else {
     text = description + ", executor " + executor + "\n";
     text += fmt::format("{:<13} {:>4} {:<18} {:>10} {:>7} {:>7} {:>6} {:>6} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
                         "system", "it", "dataset", "latency_ms", "meta_us", "rplan_us", "R", "R_home", "swaps", "tokNIC_MB",
                         "tokNVL_MB", "wNIC_MB", "wNVL_MB", "plan_ms", "plan_%");
     for (const auto& sys : out) {
-      double planning_ms = 0, charged_us = 0;
+      double planning_ms = 0, charged_us = 0, rank_wall_us = 0;
       for (const auto& it : sys["iterations"]) {
         planning_ms += it["planning_ms"].get<double>();
         charged_us += it["metadata_us"].get<double>() + it["rank_planning_us"].get<double>();
+        rank_wall_us = std::max(rank_wall_us, it["rank_planning_wall_us"].get<double>());
         text += fmt::format("{:<13} {:>4} {:<18} {:>10.4f} {:>7.1f} {:>7.1f} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f} {:>7}\n",
                             sys["system"].get<std::string>(), it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
@@ -178,6 +182,10 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
         text += fmt::format("{:<13} metadata exchange + per-rank planning charged in the simulated latency: {:.1f} us per "
                             "iteration, {:.2f}% of it\n",
                             sys["system"].get<std::string>(), charged_us / s.iterations, 100 * charged_us / 1e3 / latency_ms);
+      if (rank_wall_us > 0)
+        text += fmt::format("{:<13} per-rank planning measured on this machine's CPU (count, plan, own tokens, own send "
+                            "lists; warm): slowest rank {:.1f} us in the worst iteration\n",
+                            sys["system"].get<std::string>(), rank_wall_us);
       text += fmt::format("{:<13} global decision (routing + the simulator's comm plan{}) {:.3f} ms per iteration on this machine's CPU{}\n",
                           sys["system"].get<std::string>(),
                           sys["system"].get<std::string>() == "zepp+swaps" ? " + swaps" : "", planning_ms / s.iterations,

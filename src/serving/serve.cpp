@@ -4,9 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "core/error.hpp"
 #include "placement/placement.hpp"
+#include "plan/rank_layout.hpp"
+#include "routing/router.hpp"
 #include "swap/replicate.hpp"
 
 namespace zepp {
@@ -39,6 +44,42 @@ void count_bytes(const CommPlan& plan, IterationReport& it) {
     }
   }
 }
+
+// Every rank's planning of one batch with Router's per-rank protocol (router.hpp), each rank
+// timed alone; returns the slowest rank's seconds. Buffers live across iterations, so once warm
+// nothing is allocated.
+struct RankPlanning {
+  std::optional<Router> router;
+  std::vector<int64_t> counts, m;
+  std::vector<int32_t> slots;
+  RankLayout layout;
+
+  double run(const RoutingBatch& b, const Placement& placement, const Topology& topo, double slack,
+             const std::vector<int32_t>& global_slots) {
+    if (!router || router->placement().phy2log != placement.phy2log) router.emplace(placement, topo, slack);
+    const int G = b.num_gpus, E = b.num_experts, k = b.top_k;
+    counts.resize(size_t(G) * E);
+    m.resize(size_t(placement.num_slots()) * G);
+    auto tokens = [&](int g) { return b.token_offset[size_t(g) + 1] - b.token_offset[size_t(g)]; };
+    for (int g = 0; g < G; ++g)  // the all-gathered rows
+      router->count_rank(b.expert_ids.data() + b.token_offset[size_t(g)] * k, tokens(g), k,
+                         std::span<int64_t>(counts).subspan(size_t(g) * E, size_t(E)));
+    double worst = 0;
+    for (int g = 0; g < G; ++g) {
+      const int32_t* topk = b.expert_ids.data() + b.token_offset[size_t(g)] * k;
+      slots.resize(size_t(tokens(g) * k));
+      const auto t0 = std::chrono::steady_clock::now();
+      router->count_rank(topk, tokens(g), k, std::span<int64_t>(counts).subspan(size_t(g) * E, size_t(E)));
+      router->plan(counts, m);
+      router->route_rank(topk, tokens(g), k, g, m, slots.data());
+      rank_layout(placement, topo, m, g, slots.data(), tokens(g), k, layout);
+      worst = std::max(worst, seconds_since(t0));
+      if (!std::equal(slots.begin(), slots.end(), global_slots.begin() + b.token_offset[size_t(g)] * k))
+        throw std::logic_error("serve: rank " + std::to_string(g) + "'s own routing differs from the global routing");
+    }
+    return worst;
+  }
+};
 
 template <class F>
 double mean_of(const std::vector<IterationReport>& v, F f) {
@@ -79,6 +120,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
   ServeReport report;
   report.system = system;
   StrategyState state;  // the placement kept between iterations
+  RankPlanning ranks;
   for (int i = 0; i < iterations; ++i) {
     IterationReport it;
     it.iteration = workload.next_iteration();
@@ -91,6 +133,8 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     it.swaps_refused = d.swaps_refused;
     it.best_refused = d.best_refused;
     it.routing_s = d.routing_wall_s;
+    if (d.locality_routing)
+      it.rank_planning_wall_s = ranks.run(w.batch, d.placement, topo, opt.balance_slack, d.routing.slot_of_pair);
     it.imbalance = routed_imbalance(d.routing, d.placement);
     if (homes) {
       const auto home = home_loads(w.batch.demand(), model.num_experts, topo);

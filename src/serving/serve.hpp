@@ -25,6 +25,12 @@ struct IterationReport {
   // Charged in latency_s (StrategyOptions::planning Model, plan/planning.hpp): the simulated
   // metadata exchange and the modelled per-rank planning of the slowest GPU.
   double metadata_s = 0, rank_planning_s = 0;
+  // Measured on this machine for strategies routed by Zepp's rule (StrategyDecision::
+  // locality_routing; 0 otherwise): each rank's planning as a deployment runs it (Router's
+  // per-rank protocol with a warm Router: count_rank, plan on the all-gathered counts,
+  // route_rank, rank_layout), the slowest rank's wall time. Its slots are checked equal to the
+  // global routing's (std::logic_error otherwise).
+  double rank_planning_wall_s = 0;
   double comm_hidden_fraction = 0;
   double imbalance = 0;           // max / mean routed (token, expert) pairs per GPU
   double home_imbalance = 0;      // the same with contiguous homes and no replicas (0 when E % G != 0)

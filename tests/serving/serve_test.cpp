@@ -89,6 +89,24 @@ TEST(Serve, SimulatedIterationReportsLatencyAndPlanningTime) {
   EXPECT_GT(r.iterations[0].plan_build_s, 0.0);
   EXPECT_GE(r.iterations[0].planning_s, r.iterations[0].routing_s + r.iterations[0].plan_build_s);
   EXPECT_DOUBLE_EQ(r.total_latency_s(), r.iterations[0].latency_s);
+  // The metadata exchange and per-rank planning are charged inside the simulated latency; every
+  // rank also planned its own tokens for real (serve checks them equal to the global routing).
+  EXPECT_GT(r.iterations[0].metadata_s, 0.0);
+  EXPECT_GT(r.iterations[0].rank_planning_s, 0.0);
+  EXPECT_LT(r.iterations[0].metadata_s + r.iterations[0].rank_planning_s, r.iterations[0].latency_s);
+  EXPECT_GT(r.iterations[0].rank_planning_wall_s, 0.0);
+}
+
+TEST(Serve, StaticStrategiesPlanNothingPerRank) {
+  if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
+  Fixture f;
+  const PlanExecutor sim = [](const CommPlan& p, const Topology& t, bool tl) { return simulate_plan(p, t, tl); };
+  for (const auto& it : f.run("a2av", sim, 2).iterations) {
+    EXPECT_EQ(it.metadata_s, 0.0);
+    EXPECT_EQ(it.rank_planning_s, 0.0);
+    EXPECT_EQ(it.rank_planning_wall_s, 0.0);
+  }
+  for (const auto& it : f.run("zepp", nullptr, 2).iterations) EXPECT_GT(it.rank_planning_wall_s, 0.0);
 }
 
 TEST(Serve, UnknownSystemListsTheNames) {
