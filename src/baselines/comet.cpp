@@ -96,9 +96,11 @@ StrategyDecision decide_comet_eplb(const StrategyInput& in) {
   // node when E divides (hierarchical EPLB), else global (strategies.cpp, eplb_groups_for).
   return comet_on(static_placement(in,
                                    [&] {
-                                     const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
-                                     return place_eplb(in.workload.history_load, in.topo, slots,
-                                                       eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
+                                     const int gpus = in.topo.num_gpus();
+                                     const int slots = (in.model.num_experts + gpus - 1) / gpus + in.opt.extra_slots;
+                                     const int groups = in.opt.eplb_groups > 0 ? in.opt.eplb_groups
+                                                        : (in.model.num_experts % in.topo.nodes == 0 ? in.topo.nodes : 1);
+                                     return place_eplb(in.workload.history_load, in.topo, slots, groups);
                                    }),
                   in);
 }

@@ -46,19 +46,6 @@ int base_slots_per_gpu(const ModelShape& m, const Topology& t) {
   return (m.num_experts + t.num_gpus() - 1) / t.num_gpus();
 }
 
-void route_timed(StrategyDecision& d, const std::function<Routing()>& route) {
-  const auto t0 = std::chrono::steady_clock::now();
-  d.routing = route();
-  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-Placement static_placement(const StrategyInput& in, const std::function<Placement()>& place) {
-  if (in.state && !in.state->placement.phy2log.empty()) return in.state->placement;
-  Placement p = place();
-  if (in.state) in.state->placement = p;
-  return p;
-}
-
 PlanOptions zepp_plan_options(const StrategyOptions& opt) {
   return PlanOptions{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,
                      /*pre_reduce=*/true, /*split_if_it_pays=*/true};

@@ -2,6 +2,7 @@
 // executor. Every strategy runs on the same workload and the same executor; a strategy is a
 // function that makes its decisions (placement, routing, plan), registered by name.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <string>
 #include <vector>
@@ -145,10 +146,20 @@ int base_slots_per_gpu(const ModelShape& m, const Topology& t);  // ceil(E / G)
 // build_comm_plan and `plan` when an executor asks.
 StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool locality, const PlanOptions& plan);
 // Runs `route` and stores its result and wall time (the strategy's planning cost) in `d`: the one
-// place where routing is timed.
-void route_timed(StrategyDecision& d, const std::function<Routing()>& route);
+// place where routing is timed. Inline, as static_placement: the baselines' and swap's libraries
+// use them and link below this one.
+inline void route_timed(StrategyDecision& d, const std::function<Routing()>& route) {
+  const auto t0 = std::chrono::steady_clock::now();
+  d.routing = route();
+  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 // A static placement: the one kept in in.state when there is one, else `place()` (then kept).
-Placement static_placement(const StrategyInput& in, const std::function<Placement()>& place);
+inline Placement static_placement(const StrategyInput& in, const std::function<Placement()>& place) {
+  if (in.state && !in.state->placement.phy2log.empty()) return in.state->placement;
+  Placement p = place();
+  if (in.state) in.state->placement = p;
+  return p;
+}
 // Zepp's plan options (§4.2: split, merge, Algorithm 1) under the ablation switches of `opt`.
 PlanOptions zepp_plan_options(const StrategyOptions& opt);
 

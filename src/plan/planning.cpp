@@ -9,15 +9,17 @@ namespace zepp {
 
 namespace {
 
-// From bench_routing (bench/routing.cpp) on main's routing code as of 1 Dec 2026 (commit
-// c7ca7b5), one core, CPU time, the figures issue 20 quotes: the count-level plan at EP128 x 384
-// experts 114 us, i.e. 2.32 ns per (expert, GPU) cell (EP32 x 384: 18.8 us, 1.53 ns; the larger
-// per-cell cost is taken); per-pair assignment 85-99 M pairs/s, i.e. 11.8 ns per pair (the
-// slower end). The README's run on main of 30 Nov 2026 22:12 UTC under a load of about 11 saw
-// 3.85 ns per cell and 20 ns per pair. Not charged: building the rank's send lists, which a
-// GPU dispatch kernel fuses into packing rows by slot (DeepEP's dispatch after its layout).
-constexpr double kPerCellS = 114e-6 / (128.0 * 384);
-constexpr double kPerPairS = 1 / 85e6;
+// From bench_routing (bench/routing.cpp) on main as of 1 Dec 2026 (commit 1079742, the README's
+// "issue 20 run", one core, CPU time, load about 21): the count-level plan from the all-gathered
+// counts (Router::plan) at EP128 x 384 experts 134 us, i.e. 2.73 ns per (expert, GPU) cell
+// (EP32 x 384: 19.0 us, 1.55 ns; the larger per-cell cost is taken); one rank's assignment
+// (Router::route_rank) at EP128 x 384 131 M pairs/s, i.e. 7.63 ns per pair (EP32: 140 M/s).
+// The same run's BM_RankLayer, one rank's whole planning including its send lists
+// (plan/rank_layout.hpp), saw 17.6 us on DeepSeek-V2-Lite 4 x 4 at 1 MB and 58.3 us on Kimi-K2
+// 16 x 4 at 1 MB; this model gives 14.5 and 71.5 us there. Send lists are not charged apart: a
+// GPU dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after its layout).
+constexpr double kPerCellS = 134e-6 / (128.0 * 384);
+constexpr double kPerPairS = 1 / 131e6;
 
 }  // namespace
 
