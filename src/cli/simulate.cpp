@@ -47,14 +47,11 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// The registered strategies (one layer) and those only --iterations serves, from the registries.
+// Every registered strategy (one layer and --iterations alike), from the registry.
 std::string strategies_help() {
-  const auto one = strategy_names();
-  std::string text = "Comma-separated strategies: ", served;
-  for (const auto& n : one) text += (&n == &one.front() ? "" : ", ") + n;
-  for (const auto& n : serve_system_names())
-    if (std::find(one.begin(), one.end(), n) == one.end()) served += (served.empty() ? "" : ", ") + n;
-  return served.empty() ? text : text + "; with --iterations also " + served;
+  std::string text = "Comma-separated strategies: ";
+  for (const auto& n : strategy_names()) text += (text.back() == ' ' ? "" : ", ") + n;
+  return text;
 }
 
 // "/no-split/no-merge" for Zepp's ablation flags, so a table row says what ran.

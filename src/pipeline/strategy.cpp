@@ -46,11 +46,6 @@ int base_slots_per_gpu(const ModelShape& m, const Topology& t) {
   return (m.num_experts + t.num_gpus() - 1) / t.num_gpus();
 }
 
-PlanOptions zepp_plan_options(const StrategyOptions& opt) {
-  return PlanOptions{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,
-                     /*pre_reduce=*/true, /*split_if_it_pays=*/true};
-}
-
 StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool locality, const PlanOptions& plan) {
   StrategyDecision d;
   d.placement = std::move(placement);

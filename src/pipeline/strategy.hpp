@@ -160,8 +160,6 @@ inline Placement static_placement(const StrategyInput& in, const std::function<P
   if (in.state) in.state->placement = p;
   return p;
 }
-// Zepp's plan options (§4.2: split, merge, Algorithm 1) under the ablation switches of `opt`.
-PlanOptions zepp_plan_options(const StrategyOptions& opt);
 
 // Completion waves of Zepp's combine (PlanOptions::combine_waves) when opt.waves. Four, a choice
 // (not tuned): enough that a node's early GEMMs' rows leave while its later ones run, few enough
