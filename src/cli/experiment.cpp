@@ -108,7 +108,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
 }
 
 struct ReportFlags {
-  std::string fig9, fig10, fig11, fig9_serial, out = "docs/reproduction.md", figures_dir;
+  std::string fig9, fig10, fig11, fig9_serial, fig9_free, out = "docs/reproduction.md", figures_dir;
   bool allow_mixed_commits = false;
 };
 
@@ -160,13 +160,14 @@ void run_report(const ReportFlags& f) {
   const auto fig9 = results(f.fig9);
   const auto fig10 = results(f.fig10);
   const auto serial = results(f.fig9_serial);
+  const auto fig9_free = results(f.fig9_free);
   std::vector<experiments::Fig11Row> fig11;
   if (!fig11_csv.empty()) {
     std::optional<Provenance> p;
     fig11 = experiments::read_fig11(fig11_csv, &p);
     made_by.emplace_back(fig11_csv, p);
   }
-  if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial");
+  if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial/--fig9-free");
   const std::string provenance = experiments::provenance_markdown(made_by);
   if (std::none_of(made_by.begin(), made_by.end(), [](const auto& m) { return m.second.has_value(); }))
     std::fprintf(stderr, "zepp: warning: no results CSV says which program made it (written before zepp recorded its "
@@ -177,7 +178,7 @@ void run_report(const ReportFlags& f) {
   };
   if (!fig9.empty()) keep(experiments::plot_fig9(fig9, figs.string()));
   if (!fig10.empty()) keep(experiments::plot_fig10(fig10, figs.string()));
-  std::string md = experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial, provenance);
+  std::string md = experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial, provenance, fig9_free);
   if (!fig11.empty())
     md += experiments::fig11_markdown(fig11, fig11_csv,
                                       std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
@@ -214,6 +215,8 @@ void add_experiment(CLI::App& app) {
   rep->add_option("--fig11", f->fig11, "Figure 11 results CSV (zepp experiment fig11; default: fig11.csv beside --fig9 when it exists); its section follows");
   rep->add_option("--fig9-serial", f->fig9_serial,
                   "Figure 9 results CSV run with --link-sharing serial (adds the link-sharing sensitivity section)");
+  rep->add_option("--fig9-free", f->fig9_free,
+                  "Figure 9 results CSV run with --planning free (adds the planning charged / left out section)");
   rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();
   rep->add_option("--figures", f->figures_dir, "Folder for the SVG figures (default: figures/ beside --out)");
   rep->add_flag("--allow-mixed-commits", f->allow_mixed_commits,

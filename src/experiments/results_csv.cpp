@@ -24,8 +24,11 @@ constexpr const char* kColumns[] = {"experiment", "workload", "model", "trace", 
                                     "topology", "nodes", "gpus", "size_mb", "tokens_per_gpu", "strategy",
                                     "latency_us", "speedup_vs_a2av", "inter_node_bytes", "nvlink_bytes",
                                     "max_nic_bytes", "imbalance", "comm_hidden_fraction", "max_compute_us",
-                                    "routing_wall_us"};
+                                    "routing_wall_us", "metadata_us", "planning_us", "planning"};
 constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
+// Files written before the planning columns (issue 20) end at routing_wall_us; they are read
+// with planning "free", which is what they measured.
+constexpr size_t kBeforePlanning = 21;
 
 double number(const std::string& file, int64_t line, const std::string& column, const std::string& s) {
   errno = 0;
@@ -48,10 +51,11 @@ std::string csv_header() {
 }
 
 std::string csv_line(const ResultRow& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.experiment, r.workload, r.model,
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.experiment, r.workload, r.model,
                      r.trace, r.synthetic ? 1 : 0, r.layer, r.topology, r.nodes, r.gpus, r.size_mb, r.tokens_per_gpu,
                      r.strategy, r.latency_us, r.speedup_vs_a2av, r.inter_node_bytes, r.nvlink_bytes, r.max_nic_bytes,
-                     r.imbalance, r.comm_hidden_fraction, r.max_compute_us, r.routing_wall_us);
+                     r.imbalance, r.comm_hidden_fraction, r.max_compute_us, r.routing_wall_us, r.metadata_us,
+                     r.planning_us, r.planning);
 }
 
 std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb) {
@@ -70,18 +74,21 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
   if (made_by) *made_by = prov;
   std::vector<ResultRow> rows;
   bool header = true;
+  size_t columns = kNumColumns;  // kBeforePlanning for files written before issue 20's columns
   trace_detail::for_each_csv_row(path, text, [&](int64_t line, std::span<const std::string> f) {
     if (header) {
-      std::string got;
+      std::string got, before;
       for (size_t i = 0; i < f.size(); ++i) got += (i ? "," : "") + f[i];
-      if (got + "\n" != csv_header())
+      for (size_t i = 0; i < kBeforePlanning; ++i) before += (i ? "," : "") + std::string(kColumns[i]);
+      if (got == before) columns = kBeforePlanning;
+      else if (got + "\n" != csv_header())
         throw InputError(path + ":" + std::to_string(line) + ": expected the header " + csv_header().substr(0, csv_header().size() - 1) +
                          ", got " + got);
       header = false;
       return;
     }
-    if (f.size() != kNumColumns)
-      throw InputError(path + ":" + std::to_string(line) + ": expected " + std::to_string(kNumColumns) + " fields, got " +
+    if (f.size() != columns)
+      throw InputError(path + ":" + std::to_string(line) + ": expected " + std::to_string(columns) + " fields, got " +
                        std::to_string(f.size()) + " (an interrupted write? delete this line and rerun with --resume)");
     auto num = [&](size_t i) { return number(path, line, kColumns[i], f[i]); };
     ResultRow r;
@@ -106,6 +113,17 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
     r.comm_hidden_fraction = num(18);
     r.max_compute_us = num(19);
     r.routing_wall_us = num(20);
+    if (columns == kBeforePlanning) {  // nothing was charged then
+      r.planning = "free";
+      rows.push_back(std::move(r));
+      return;
+    }
+    r.metadata_us = num(21);
+    r.planning_us = num(22);
+    r.planning = f[23];
+    if (r.planning != "model" && r.planning != "free")
+      throw InputError(path + ":" + std::to_string(line) + ": expected model or free in column planning, got '" +
+                       r.planning + "'");
     rows.push_back(std::move(r));
   });
   if (header) throw InputError(path + ":1: expected the header " + csv_header().substr(0, csv_header().size() - 1) + ", got an empty file");

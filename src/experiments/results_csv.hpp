@@ -26,6 +26,10 @@ struct ResultRow {
   double comm_hidden_fraction = 0;
   double max_compute_us = 0;   // busiest GPU's time in expert GEMMs (roofline, simulated)
   double routing_wall_us = 0;  // planning cost on this machine (not simulated)
+  // Per-batch metadata all-gather and per-rank planning on the simulated critical path (issue
+  // 20; plan/planning.hpp), included in latency_us when planning == "model", 0 when "free".
+  double metadata_us = 0, planning_us = 0;
+  std::string planning = "model";
 };
 
 // The header line (with '\n') and one row as a CSV line (with '\n'); names never hold commas.
@@ -37,7 +41,8 @@ std::string config_key(const ResultRow& r);
 std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb);
 
 // Reads a CSV written by csv_header/csv_line, after its provenance line (core/provenance.hpp;
-// absent in files written before it existed: `made_by` is then nullopt). Throws InputError
+// absent in files written before it existed: `made_by` is then nullopt). A file written before
+// the planning columns (the header ends at routing_wall_us) is read with planning "free". Throws InputError
 // "FILE:LINE: expected ..." on another header, a row with the wrong number of fields, or a field
 // that is not a number where one is expected; InputError "FILE: cannot read" when the file cannot
 // be opened.

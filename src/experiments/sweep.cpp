@@ -119,6 +119,9 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
     r.comm_hidden_fraction = o.result.comm_hidden_fraction;
     for (const GpuStats& g : o.result.gpus) r.max_compute_us = std::max(r.max_compute_us, g.compute_s * 1e6);
     r.routing_wall_us = o.routing_wall_s * 1e6;
+    r.metadata_us = o.metadata_s * 1e6;
+    r.planning_us = o.planning_s * 1e6;
+    r.planning = so.planning == PlanningMode::Model ? "model" : "free";
     lines += csv_line(r);
   }
   return lines;

@@ -1,5 +1,6 @@
 // The sweep driver, its CSV and resume, the report and the figures, on tiny configurations.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,7 +68,7 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   EXPECT_EQ(csv_header(),
             "experiment,workload,model,trace,synthetic,layer,topology,nodes,gpus,size_mb,tokens_per_gpu,strategy,"
             "latency_us,speedup_vs_a2av,inter_node_bytes,nvlink_bytes,max_nic_bytes,imbalance,comm_hidden_fraction,"
-            "max_compute_us,routing_wall_us\n");
+            "max_compute_us,routing_wall_us,metadata_us,planning_us,planning\n");
   const auto rows = read_results(opt.csv_path);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].strategy, "a2av");
@@ -220,11 +221,28 @@ TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   const std::string good = csv_line(r);
   expect_error("", "1: expected the header");
   expect_error("a,b,c\n", "1: expected the header");
-  expect_error(csv_header() + good + "fig9,w,m\n", "3: expected 21 fields");
+  expect_error(csv_header() + good + "fig9,w,m\n", "3: expected 24 fields");
+  std::string unknown_mode = good;
+  unknown_mode.replace(unknown_mode.rfind(",model\n"), 7, ",maybe\n");
+  expect_error(csv_header() + unknown_mode, "2: expected model or free in column planning");
   std::string bad = good;
   bad.replace(bad.find(",0,0,,0,"), 8, ",0,x,,0,");  // layer column is not a number
   expect_error(csv_header() + bad, "2: expected a number in column layer");
   EXPECT_THROW(read_results((p.string() + ".missing")), InputError);
+}
+
+// A file written before issue 20's planning columns reads as planning "free" (what it measured).
+TEST(Results, FilesFromBeforeThePlanningColumnsReadAsFree) {
+  const fs::path p = scratch("before-planning.csv");
+  std::string header = csv_header();
+  header = header.substr(0, header.find(",metadata_us")) + "\n";
+  std::ofstream(p) << header << "fig9,w,m,t,0,5,a100,4,16,1,256,zepp,300.5,2,1,2,3,1.1,0.2,100,40\n";
+  const auto rows = read_results(p.string());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].planning, "free");
+  EXPECT_DOUBLE_EQ(rows[0].latency_us, 300.5);
+  EXPECT_DOUBLE_EQ(rows[0].planning_us, 0);
+  EXPECT_DOUBLE_EQ(rows[0].routing_wall_us, 40);
 }
 
 ResultRow row(const std::string& workload, int nodes, double mb, const std::string& strategy, double latency_us) {
@@ -292,6 +310,28 @@ TEST(Report, VariantsAreComparedWithTheirBaseNotAsBaselines) {
   EXPECT_EQ(md.find("zepp/no-split |---"), std::string::npos);  // not a column of the full table
 }
 
+// Issue 20 item 8: charged against free, hand-computed. Config 4 nodes: a2av 300 both ways, zepp
+// 110 charged (6 us metadata + 4 us planning) and 100 free; config 8 nodes: a2av 400, zepp 210
+// charged (5 + 5) and 200 free. Charged/free: a2av 1, zepp sqrt(1.1 * 1.05); share 9.1% and 4.8%.
+TEST(Report, PlanningChargedBesideFree) {
+  auto charged = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 110),
+                                row("qwen3-235b", 8, 1, "a2av", 400), row("qwen3-235b", 8, 1, "zepp", 210)});
+  charged[1].metadata_us = 6, charged[1].planning_us = 4;
+  charged[3].metadata_us = 5, charged[3].planning_us = 5;
+  auto free_rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
+                                  row("qwen3-235b", 8, 1, "a2av", 400), row("qwen3-235b", 8, 1, "zepp", 200)});
+  for (auto& r : free_rows) r.planning = "free";
+  const std::string md = reproduction_markdown(charged, {}, "fig9.csv", "", {}, {}, "", free_rows);
+  EXPECT_NE(md.find("## Planning charged and left out"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a2av | 1.000 | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find(fmt::format("| zepp | {:.3f} | 2 |", std::sqrt(1.1 * 1.05))), std::string::npos) << md;
+  EXPECT_NE(md.find("take 4.8–9.1% of its charged latency"), std::string::npos) << md;
+  EXPECT_NE(md.find("| qwen3-235b/a100/4/1 | 2.73x over a2av | 3.00x over a2av |"), std::string::npos) << md;
+  EXPECT_NE(md.find("charged in its latency"), std::string::npos);
+  // Without the free rows: no section, and the intro still says the latencies are charged.
+  EXPECT_EQ(reproduction_markdown(charged, {}, "fig9.csv", "").find("## Planning charged"), std::string::npos);
+}
+
 TEST(Sweep, RunsZeppAblationsAsVariants) {
   SweepOptions opt;
   opt.csv_path = scratch("variants.csv").string();
@@ -351,6 +391,12 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
     made_by.emplace_back("docs/results/fig9-serial.csv", std::nullopt);
     fig9_serial = read_results(f9s.string(), &made_by.back().second);
   }
+  const fs::path f9f = root / "docs" / "results" / "fig9-free.csv";
+  std::vector<ResultRow> fig9_free;
+  if (fs::exists(f9f)) {
+    made_by.emplace_back("docs/results/fig9-free.csv", std::nullopt);
+    fig9_free = read_results(f9f.string(), &made_by.back().second);
+  }
   const fs::path f11 = root / "docs" / "results" / "fig11.csv";
   std::vector<Fig11Row> fig11;
   if (fs::exists(f11)) {
@@ -358,11 +404,11 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
     fig11 = read_fig11(f11.string(), &made_by.back().second);
   }
   std::string expected = reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures,
-                                               fig9_serial, provenance_markdown(made_by));
+                                               fig9_serial, provenance_markdown(made_by), fig9_free);
   if (fs::exists(f11)) expected += fig11_markdown(fig11, "docs/results/fig11.csv", "figures/fig11.svg");
   EXPECT_EQ(slurp(md), expected) << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv "
                                     "--fig10 docs/results/fig10.csv --fig11 docs/results/fig11.csv "
-                                    "--fig9-serial docs/results/fig9-serial.csv --out docs/reproduction.md (with --allow-mixed-commits "
+                                    "--fig9-serial docs/results/fig9-serial.csv --fig9-free docs/results/fig9-free.csv --out docs/reproduction.md (with --allow-mixed-commits "
                                     "when the CSVs come from different commits)";
 }
 
