@@ -17,8 +17,9 @@ std::vector<std::string> registered(const std::vector<std::string>& wanted) {
 
 WorkloadSpec kimi_k2_synthetic() {
   return {"kimi-k2", "kimi-k2", "", -1, "K2",
-          "Kimi-K2 shape (384 experts, top-8) on the synthetic power-law workload: no K2 trace is available here, "
-          "the paper uses K2's LiveCodeBench traces"};
+          "Kimi-K2 shape (384 experts, top-8) on the synthetic power-law workload (popularity of the r-th expert "
+          "~ r^-0.73, the exponent fitted to the real Qwen3-30B-A3B top-8 per-layer loads by "
+          "scripts/fit_popularity.py): no K2 trace is available here, the paper uses K2's LiveCodeBench traces"};
 }
 
 }  // namespace
