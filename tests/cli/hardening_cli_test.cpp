@@ -128,6 +128,24 @@ TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
   EXPECT_EQ(run_zepp("place --policy zepp --load " + load).err.find("not a multiple"), std::string::npos);
 }
 
+// A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
+// 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
+TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
+  if (testing::kSanitized) GTEST_SKIP() << "AddressSanitizer reserves more address space than this test allows";
+  const std::filesystem::path dir = ::testing::TempDir() + "hardening_" + std::to_string(getpid()) + "_big_trace";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "a.json") << R"([{"1":[[1]]}])";
+  std::ofstream(dir / "b.json").close();
+  std::filesystem::resize_file(dir / "b.json", uint64_t(3) << 30);
+  const ProgramResult r = testing::run_command("ulimit -v 2500000; ", "simulate --executor estimate --model mixtral-8x7b --nodes 1 "
+                                                                      "--gpus-per-node 4 --trace " + dir.string());
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(dir.string() + ": expected trace files that fit in memory, got 3 GiB in 2 file(s), more than the "),
+            std::string::npos) << r.err;
+  EXPECT_LT(r.cpu_seconds, kQuick);
+}
+
 // One rank has no link to time: the file had a 0 GB/s NVLink that simulate then refused.
 TEST(Hardening, CalibrateOnOneRankIsRefused) {
   const ProgramResult r = run_zepp("calibrate --model kimi-k2 --tokens 1 --message-bytes 8");

@@ -19,7 +19,7 @@
 #include "experiments/fig11.hpp"
 #include "experiments/published.hpp"
 #include "experiments/report.hpp"
-#include "experiments/results_csv.hpp"
+#include "formats/results_csv.hpp"
 
 namespace zepp::experiments {
 namespace {
