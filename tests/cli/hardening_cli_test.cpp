@@ -7,7 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
@@ -16,12 +17,7 @@ using testing::kMaxRssMb;
 using testing::kQuick;
 using testing::ProgramResult;
 using testing::run_zepp;
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "hardening_" + std::to_string(getpid()) + "_" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+using testing::write_file;
 
 // 100,000 levels, as the sweep's files: `open` around `inner`, closed again.
 std::string deep(const std::string& open, const std::string& inner, const std::string& close) {
@@ -132,8 +128,7 @@ TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
   if (testing::kSanitized) GTEST_SKIP() << "AddressSanitizer reserves more address space than this test allows";
-  const std::filesystem::path dir = ::testing::TempDir() + "hardening_" + std::to_string(getpid()) + "_big_trace";
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = testing::scratch("big_trace");
   std::ofstream(dir / "a.json") << R"([{"1":[[1]]}])";
   std::ofstream(dir / "b.json").close();
   std::filesystem::resize_file(dir / "b.json", uint64_t(3) << 30);

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "../common/temp_dir.hpp"
 #include "core/version.hpp"
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
@@ -26,18 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("zepp-experiments-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+// A file private to this test process (ctest runs tests in parallel processes).
+fs::path scratch(const std::string& name) { return zepp::testing::process_dir() / name; }
+using zepp::testing::slurp;
 
 // One configuration: Kimi-K2 shape, synthetic, 2 nodes of a100, 3 tokens per GPU.
 SweepSpec tiny_spec() {

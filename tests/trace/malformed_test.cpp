@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
-#include "temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "trace/layer_check.hpp"
 #include "trace/trace.hpp"
 
