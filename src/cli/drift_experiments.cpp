@@ -11,7 +11,9 @@
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
 #include "serving/experiments.hpp"
+#include "serving/iser_broadcast.hpp"
 #include "serving/iser_replay.hpp"
+#include "core/topology_file.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -134,6 +136,23 @@ void add_drift_experiments(CLI::App* experiment) {
   ir->add_option("--iterations", iser->opt.iterations, "Iterations per layer")->capture_default_str()->check(CLI::PositiveNumber);
   ir->add_option("--seed", iser->opt.seed, "Sampling seed (load-only traces)")->capture_default_str()->check(non_negative);
   ir->callback([iser] { run_iser(*iser); });
+
+  // `zepp experiment iser-broadcast`: our multicast / SAMI model against Figure 8(a).
+  auto bc = std::make_shared<std::pair<std::string, std::string>>("gb200-nvl72", "results");
+  CLI::App* ib = experiment->add_subcommand(
+      "iser-broadcast", "In-switch multicast and SAMI model vs ISER-MoE's Figure 8(a) (one broadcast, g = 4, 8, 16)");
+  ib->add_option("--topology", bc->first, "NVSwitch preset or topology file with multicast")->capture_default_str();
+  ib->add_option("--out", bc->second, "Folder for iser-broadcast.md")->capture_default_str();
+  ib->callback([bc] {
+    const Topology topo = cluster_topology(bc->first, 1);
+    const std::string path = bc->second + "/iser-broadcast.md";
+    check_output_dir(bc->second, "--out");
+    check_output_file(path, "--out");
+    const std::string md = iser_broadcast_markdown(run_iser_broadcast(topo), topo);
+    std::filesystem::create_directories(bc->second);
+    write_file_atomically(path, md, "--out");
+    std::fputs(md.c_str(), stdout);
+  });
 }
 
 }  // namespace zepp::cli

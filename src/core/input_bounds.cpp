@@ -1,10 +1,39 @@
 #include "core/input_bounds.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "core/error.hpp"
 
 namespace zepp {
+
+double memory_budget_bytes() {
+  const double page = double(sysconf(_SC_PAGESIZE));
+  double budget = double(sysconf(_SC_PHYS_PAGES)) * page;
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    double used = 0;  // current address space: the first field of /proc/self/statm, in pages
+    std::ifstream("/proc/self/statm") >> used;
+    budget = std::min(budget, std::max(0.0, double(as.rlim_cur) - used * page));
+  }
+  return budget;
+}
+
+uint64_t check_file_size(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return 0;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return 0;
+  if (size > kMaxFileBytes)
+    throw InputError(path + ": expected a file of at most " + std::to_string(kMaxFileBytes >> 30) + " GiB (it is read whole), got " +
+                     std::to_string(size) + " bytes");
+  return size;
+}
 
 void check_nesting(std::string_view text, const std::string& path, bool yaml) {
   int depth = 0;

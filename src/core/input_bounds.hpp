@@ -23,6 +23,19 @@ constexpr size_t kMaxLineBytes = size_t(64) << 20;
 // ids; DeepSeek-V3 has 58 x 288. The C++ core counts slots and experts in 32 bits.
 constexpr size_t kMaxArrayValues = size_t(1) << 28;
 
+// Bytes of one file a reader loads whole: simdjson's largest document (4 GiB), about 190 times
+// the largest real trace file (22 MiB).
+constexpr uint64_t kMaxFileBytes = uint64_t(4) << 30;
+
+// Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above the
+// current address space when that is less.
+double memory_budget_bytes();
+
+// The size of the file at `path`, checked before it is read: InputError "PATH: expected a file of
+// at most 4 GiB (read whole), got N bytes" beyond kMaxFileBytes. 0 for what has no size (a
+// missing file, a FIFO): its reader reports that.
+uint64_t check_file_size(const std::string& path);
+
 // Throws InputError "PATH: byte OFFSET: expected lists or objects nested at most 64 deep, got
 // deeper" at the first bracket past kMaxNesting, counting '[' and '{' outside strings.
 // yaml: '#' starts a comment to the end of the line and '...' quotes like "..." (YAML flow

@@ -98,7 +98,14 @@ Topology h100() {
 // Vendor systems: 8 GPUs (72 for NVL72) behind NVSwitch, one NVLink port per GPU per direction
 // shared by all its peers (half the datasheet's bidirectional figure), one compute NIC per GPU.
 // Latencies and the launch cost are the paper clusters' assumptions (not in any datasheet).
-Topology switched(const char* name, int gpus, double nvlink_bw, double nic_bw, double peak_flops, double hbm_bw) {
+// In-switch multicast (NVLink SHARP): the only measurement we have is iser-moe.txt §3.3, a CE
+// writer's total replicated output of 2.0-2.1 TB/s from one GB200 port (NVLink 5); we take
+// 2.1 TB/s for NVLink 5 switches. Third-generation NVSwitch (Hopper) also multicasts (NVLS) but
+// was not measured there: we assume the same output per unit of port bandwidth, 2.1 TB/s x
+// 450 / 900 = 1.05 TB/s. Second-generation NVSwitch (A100) has no SHARP: 0.
+constexpr double kNvls5PortOutput = 2.1e12, kNvls4PortOutput = 1.05e12;
+Topology switched(const char* name, int gpus, double nvlink_bw, double nic_bw, double peak_flops, double hbm_bw,
+                  double multicast_port_output) {
   Topology t = a100();
   t.name = name;
   t.gpus_per_node = gpus;
@@ -107,6 +114,7 @@ Topology switched(const char* name, int gpus, double nvlink_bw, double nic_bw, d
   t.nic_bw = nic_bw;
   t.compute.peak_flops = peak_flops;
   t.compute.hbm_bw = hbm_bw;
+  t.multicast_port_output = multicast_port_output;
   return t;
 }
 
@@ -117,28 +125,28 @@ std::vector<TopologyPreset> topologies() {
       // NVIDIA DGX A100 datasheet / user guide: 8 x A100 SXM4 80 GB (BF16 312 TFLOP/s dense, HBM2e
       // 2,039 GB/s), 6 NVSwitches, NVLink 3 at 600 GB/s bidirectional per GPU, 8 x ConnectX-6
       // 200 Gb/s HDR InfiniBand for the compute fabric.
-      {switched("dgx-a100", 8, 300e9, 25e9, 312e12, 2.039e12),
+      {switched("dgx-a100", 8, 300e9, 25e9, 312e12, 2.039e12, 0),
        "NVIDIA DGX A100 datasheet: 8 x A100 80GB, NVSwitch 600 GB/s bidir per GPU, 8 x ConnectX-6 200 Gb/s"},
       // NVIDIA DGX H100 datasheet / DGX BasePOD reference architecture: 8 x H100 SXM5 80 GB (BF16
       // 989 TFLOP/s dense, HBM3 3.35 TB/s), 4 NVSwitch chips, NVLink 4 at 900 GB/s bidirectional
       // per GPU, 8 single-port ConnectX-7 400 Gb/s.
-      {switched("dgx-h100", 8, 450e9, 50e9, 989e12, 3.35e12),
+      {switched("dgx-h100", 8, 450e9, 50e9, 989e12, 3.35e12, kNvls4PortOutput),
        "NVIDIA DGX H100 datasheet: 8 x H100 SXM5, NVSwitch 900 GB/s bidir per GPU, 8 x ConnectX-7 400 Gb/s"},
       // NVIDIA H200 datasheet and DGX H200 (BasePOD reference architecture): H200 SXM 141 GB,
       // HBM3e 4.8 TB/s, BF16 989 TFLOP/s dense (same Hopper tensor cores), NVLink 900 GB/s
       // bidirectional, 8 single-port ConnectX-7 400 Gb/s.
-      {switched("dgx-h200", 8, 450e9, 50e9, 989e12, 4.8e12),
+      {switched("dgx-h200", 8, 450e9, 50e9, 989e12, 4.8e12, kNvls4PortOutput),
        "NVIDIA H200 datasheet, DGX H200: 8 x H200 SXM, HBM3e 4.8 TB/s, NVSwitch 900 GB/s bidir, 8 x ConnectX-7 400 Gb/s"},
       // NVIDIA DGX B200 datasheet / HGX B200: 8 x B200, BF16 4.5 PFLOP/s with sparsity = 2.25 dense
       // per GPU, HBM3e 8 TB/s per GPU (64 TB/s per system), NVLink 5 at 1.8 TB/s bidirectional per
       // GPU, 8 single-port ConnectX-7 400 Gb/s.
-      {switched("dgx-b200", 8, 900e9, 50e9, 2.25e15, 8e12),
+      {switched("dgx-b200", 8, 900e9, 50e9, 2.25e15, 8e12, kNvls5PortOutput),
        "NVIDIA DGX B200 datasheet: 8 x B200, 2.25 PFLOP/s BF16 dense, HBM3e 8 TB/s, NVLink 5 1.8 TB/s bidir, 8 x ConnectX-7 400 Gb/s"},
       // NVIDIA GB200 NVL72 product page / DGX GB200 user guide: 72 Blackwell GPUs in one NVLink 5
       // domain (130 TB/s = 1.8 TB/s bidirectional per GPU through 9 NVSwitch trays), BF16 360
       // PFLOP/s with sparsity = 2.5 PFLOP/s dense per GPU, HBM3e 576 TB/s = 8 TB/s per GPU, one
       // ConnectX-7 400 Gb/s InfiniBand per GPU (4 per compute tray) to other racks.
-      {switched("gb200-nvl72", 72, 900e9, 50e9, 2.5e15, 8e12),
+      {switched("gb200-nvl72", 72, 900e9, 50e9, 2.5e15, 8e12, kNvls5PortOutput),
        "NVIDIA GB200 NVL72 spec, DGX GB200 user guide: 72 GPUs per NVLink domain, 1.8 TB/s bidir per GPU, "
        "2.5 PFLOP/s BF16 dense, HBM3e 8 TB/s, ConnectX-7 400 Gb/s per GPU"},
   };

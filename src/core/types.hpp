@@ -44,6 +44,10 @@ struct Topology {
   double nvlink_latency = 0;   // per message
   double nic_bw = 0;           // per GPU NIC, per direction
   double nic_latency = 0;      // per message (RDMA put)
+  // In-switch multicast (NVLink SHARP, NvlinkModel::Switch only): the most bytes/second one
+  // injecting port's stores are replicated to, over all receivers together (iser-moe.txt §3.3:
+  // each of g receivers gets at most this / g). 0: the switch cannot multicast.
+  double multicast_port_output = 0;
   ComputeModel compute;
   LinkSharing link_sharing = LinkSharing::Fair;  // sim executor's link model
 

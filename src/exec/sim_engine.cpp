@@ -13,6 +13,8 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <cmath>
+#include <map>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -35,6 +37,7 @@ double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& 
     case TaskKind::PreReduce:
     case TaskKind::FinalReduce: return t.bytes / topo.compute.hbm_bw;
     case TaskKind::Planning: return t.seconds;
+    case TaskKind::SharedExpert: return shared_expert_time(int64_t(std::llround(t.bytes / plan.token_bytes)), plan.model, topo);
     default: return 0.0;
   }
 }
@@ -46,7 +49,19 @@ namespace {
 // so every flow leaving (entering) a GPU shares its port; the switch itself is non-blocking.
 // NICs: one egress and one ingress link per GPU; an inter-node flow crosses the sender's egress
 // and the receiver's ingress. Latencies sit on the sending side's link.
-std::vector<sg4::Host*> build_platform(const Topology& topo) {
+//
+// In-switch multicast (Task::multicast, iser-moe.txt §2.1, §3.3): a store from GPU s into group
+// M is one flow from s to a host of its own for (s, M), routed over s's egress port, a link of
+// multicast_port_output / |M| (one injecting port's replication rate, shared by that port's
+// stores into M) and every member's ingress port: the payload leaves s once and enters each
+// member once, at the rate of the tightest of these. (Stores of one port into different groups
+// each get their own replication link: we have no measurement of how they share it.)
+struct Platform {
+  std::vector<sg4::Host*> hosts;      // [GPUs]
+  std::vector<sg4::Host*> multicast;  // [tasks] a multicast store's target host, else nullptr
+};
+
+Platform build_platform(const Topology& topo, const CommPlan& plan) {
   const int n = topo.num_gpus();
   const bool nvswitch = topo.nvlink_model == NvlinkModel::Switch;
   auto* zone = sg4::create_full_zone("cluster");
@@ -78,8 +93,24 @@ std::vector<sg4::Host*> build_platform(const Topology& topo) {
       }
       zone->add_route(hosts[a]->get_netpoint(), hosts[b]->get_netpoint(), nullptr, nullptr, route, false);
     }
+  std::vector<sg4::Host*> multicast(plan.tasks.size(), nullptr);
+  std::map<std::pair<int, std::vector<int32_t>>, sg4::Host*> groups;  // (sender, members) -> host
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& t = plan.tasks[i];
+    if (t.kind != TaskKind::Transfer || t.multicast.empty()) continue;
+    auto [it, fresh] = groups.emplace(std::pair{int(t.gpu), t.multicast}, nullptr);
+    if (fresh) {
+      const std::string id = "mc" + std::to_string(groups.size());
+      it->second = zone->create_host(id, kSpeed)->seal();
+      auto* port = zone->create_link(id + "-port", topo.multicast_port_output / double(t.multicast.size()))->seal();
+      std::vector<sg4::LinkInRoute> route = {sg4::LinkInRoute(nvl_out[t.gpu]), sg4::LinkInRoute(port)};
+      for (int32_t m : t.multicast) route.emplace_back(nvl_in[m]);
+      zone->add_route(hosts[t.gpu]->get_netpoint(), it->second->get_netpoint(), nullptr, nullptr, route, false);
+    }
+    multicast[i] = it->second;
+  }
   zone->seal();
-  return hosts;
+  return {hosts, multicast};
 }
 
 // The list scheduler, without an actor per task: it starts each task as an asynchronous S4U
@@ -90,8 +121,9 @@ std::vector<sg4::Host*> build_platform(const Topology& topo) {
 // completion (SimGrid still touches the finished one after the callback returns).
 class Scheduler {
  public:
-  Scheduler(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured, std::vector<sg4::Host*> hosts)
-      : plan_(plan), topo_(topo), measured_(measured), hosts_(std::move(hosts)), n_(topo.num_gpus()) {
+  Scheduler(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured, Platform platform)
+      : plan_(plan), topo_(topo), measured_(measured), hosts_(std::move(platform.hosts)),
+        multicast_(std::move(platform.multicast)), n_(topo.num_gpus()) {
     const size_t T = plan.tasks.size();
     times_.start.assign(T, -1);
     times_.end.assign(T, -1);
@@ -183,7 +215,7 @@ class Scheduler {
     times_.start[id] = sg4::Engine::get_clock();
     sg4::ActivityPtr a;
     if (t.kind == TaskKind::Transfer) {
-      auto comm = sg4::Comm::sendto_init(hosts_[t.gpu], hosts_[t.dst_gpu]);
+      auto comm = sg4::Comm::sendto_init(hosts_[t.gpu], multicast_[id] ? multicast_[id] : hosts_[t.dst_gpu]);
       comm->set_payload_size(uint64_t(t.bytes));
       a = comm;
     } else if (const double s = stream_task_seconds(t, plan_, topo_, measured_); s > 0) {
@@ -218,6 +250,7 @@ class Scheduler {
   const Topology& topo_;
   const std::vector<GemmCurve>* measured_;
   std::vector<sg4::Host*> hosts_;
+  std::vector<sg4::Host*> multicast_;  // [tasks] multicast stores' target hosts
   int n_;
   bool starting_ = false;
   TaskTimes times_;
@@ -246,7 +279,7 @@ TaskTimes run_engine(const CommPlan& plan, const Topology& topo, const std::vect
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("surf/precision:1e-12");
-  Scheduler scheduler(plan, topo, measured, build_platform(topo));
+  Scheduler scheduler(plan, topo, measured, build_platform(topo, plan));
   scheduler.start_roots();
   engine.run();
   TaskTimes times = scheduler.times();

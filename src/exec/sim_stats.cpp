@@ -13,9 +13,10 @@ std::string task_label(const Task& t) {
     case TaskKind::PreReduce: return "pre-reduce";
     case TaskKind::FinalReduce: return "final reduce";
     case TaskKind::Planning: return "planning";
+    case TaskKind::SharedExpert: return "shared expert";
     case TaskKind::Transfer:
       if (t.phase == Phase::Planning) return "counts all-gather";
-      if (t.phase == Phase::Weights) return "weights";
+      if (t.phase == Phase::Weights) return t.multicast.empty() ? "weights" : "weights multicast";
       return std::string(to_string(t.phase)) + " " + to_string(t.hop);
     case TaskKind::Barrier: break;
   }
@@ -96,6 +97,7 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
     } else if (t.kind == TaskKind::Transfer) {
       GpuStats& d = r.gpus[t.dst_gpu];
       d.finish_s = std::max(d.finish_s, e);
+      for (int32_t m : t.multicast) r.gpus[m].finish_s = std::max(r.gpus[m].finish_s, e);
       comm[t.gpu].emplace_back(s, e);  // once, at its sender (sim.hpp)
       if (t.link == Link::NIC) {
         g.nic_out_bytes += t.bytes;
@@ -121,7 +123,7 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
     const Intervals c = merged(std::move(comm[g])), b = merged(std::move(busy[g]));
     comm_total += length(c);
     hidden += overlap(c, b);
-    r.latency_s = std::max(r.latency_s, r.gpus[g].finish_s);
+    r.latency_s = std::max(r.latency_s, r.gpus[g].finish_s - plan.shared_expert_s);  // from the window's end
     r.max_nic_bytes = std::max({r.max_nic_bytes, r.gpus[g].nic_out_bytes, r.gpus[g].nic_in_bytes});
   }
   r.comm_hidden_fraction = comm_total > 0 ? hidden / comm_total : 0.0;

@@ -9,7 +9,7 @@
 namespace zepp {
 
 // The kind of `t`, its timeline event's name: "expert GEMM", "pre-reduce", "final reduce",
-// "weights", or for rows "<phase> <hop>", e.g. "dispatch put", "combine relay". Combine-phase
+// "weights", "weights multicast", "shared expert", or for rows "<phase> <hop>", e.g. "dispatch put", "combine relay". Combine-phase
 // events are those starting "combine", "pre-reduce" or "final reduce" (exec/phases.hpp).
 std::string task_label(const Task& t);
 

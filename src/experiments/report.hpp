@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/results_csv.hpp"
+#include "formats/results_csv.hpp"
 
 namespace zepp::experiments {
 

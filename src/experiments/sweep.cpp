@@ -24,7 +24,7 @@
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
 #include "experiments/experiments.hpp"
-#include "experiments/results_csv.hpp"
+#include "formats/results_csv.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
 

@@ -14,6 +14,7 @@
 namespace zepp::formats_detail {
 
 std::string read_text(const std::string& path) {
+  check_file_size(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open for reading (" + std::strerror(errno) + ")");
   std::ostringstream text;

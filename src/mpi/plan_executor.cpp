@@ -138,6 +138,9 @@ void PlanRun::validate(int size, MPI_Comm comm) const {
     if (t.kind == TaskKind::Transfer)
       require(t.dst_gpu >= 0 && t.dst_gpu < p_.num_gpus && t.dst_gpu != t.gpu, "plan", where + ": bad dst_gpu");
     for (int32_t d : t.deps) require(d >= 0 && d < n && d != i, "plan", where + ": bad dependency");
+    // In-switch multicast and the shared-expert window are modelled by the sim executor only.
+    require(t.multicast.empty() && t.kind != TaskKind::SharedExpert, "plan",
+            where + ": in-switch multicast and shared-expert tasks (iser-moe) run on the sim executor only");
   }
 }
 

@@ -1,12 +1,8 @@
 #include "pipeline/cost.hpp"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <vector>
 
 #include "core/error.hpp"
@@ -87,18 +83,6 @@ CostEstimate estimate_routing_cost(double slots, double experts, double gpus, do
   c.bytes = kBase + 16 * slots + gpus * experts * kPerGpuExpert + 16 * pairs;
   c.seconds = (slots + gpus * experts) * kSecondsPerSlot + pairs * kSecondsPerPair;
   return c;
-}
-
-double memory_budget_bytes() {
-  const double page = double(sysconf(_SC_PAGESIZE));
-  double budget = double(sysconf(_SC_PHYS_PAGES)) * page;
-  rlimit as{};
-  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-    double used = 0;  // current address space: the first field of /proc/self/statm, in pages
-    std::ifstream("/proc/self/statm") >> used;
-    budget = std::min(budget, std::max(0.0, double(as.rlim_cur) - used * page));
-  }
-  return budget;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/input_bounds.hpp"  // memory_budget_bytes
 #include "core/types.hpp"
 #include "pipeline/strategy.hpp"
 
@@ -43,10 +44,6 @@ CostEstimate estimate_placement_cost(double layers, double experts, double slots
 // Routing `pairs` (token, k) pairs over a layer of `slots` slots, `experts` experts on `gpus`
 // GPUs (zepp.route, zepp.Router): the replica tables, the per-(GPU, expert) demand and quotas.
 CostEstimate estimate_routing_cost(double slots, double experts, double gpus, double pairs);
-
-// Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above the
-// current address space when that is less.
-double memory_budget_bytes();
 
 // Throws ArgumentError naming `flag` when `estimate` exceeds `budget_bytes`, `time_flag` when it
 // exceeds `budget_seconds`: the estimate, the budget, and `smaller` (what makes the run smaller).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.hpp"
@@ -125,6 +126,45 @@ void Builder::add_row(int32_t task, int64_t token, const int64_t* pairs, size_t 
     t.pair_begin.push_back(int64_t(t.pairs.size()));
   }
   if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce) t.bytes += plan_.token_bytes;
+}
+
+void Builder::add_multicasts(const std::vector<MulticastMove>& moves) {
+  for (size_t m = 0; m < moves.size(); ++m) {
+    const MulticastMove& mv = moves[m];
+    const std::string name = "multicasts[" + str(int64_t(m)) + "]";
+    const int32_t ready = add_broadcast_tasks(plan_.tasks, mv, plan_.model.expert_weight_bytes(), topo_, m);
+    for (size_t i = 0; i < mv.slots.size(); ++i) {
+      const int32_t slot = mv.slots[i];
+      require(slot >= 0 && slot < placement_.num_slots() && placement_.gpu_of_slot(slot) == mv.members[i], name,
+              "slot " + str(slot) + " is not on member " + str(mv.members[i]));
+      require(placement_.phy2log[slot] == mv.expert, name,
+              "slot " + str(slot) + " holds expert " + str(placement_.phy2log[slot]) + ", not " + str(mv.expert));
+      require(weights_of_slot_[slot] < 0, name, "slot " + str(slot) + " receives weights twice");
+      weights_of_slot_[slot] = ready;
+    }
+  }
+}
+
+void Builder::add_shared_experts() {
+  const double token_bytes = plan_.token_bytes;
+  std::vector<int32_t> shared(plan_.num_gpus);
+  const size_t before = plan_.tasks.size();
+  for (int g = 0; g < plan_.num_gpus; ++g) {
+    Task t;
+    t.kind = TaskKind::SharedExpert;
+    t.phase = Phase::Compute;
+    t.gpu = g;
+    const int64_t tokens = batch_.token_offset[g + 1] - batch_.token_offset[g];
+    t.bytes = double(tokens) * token_bytes;
+    t.priority = std::numeric_limits<int64_t>::min();  // first on its stream
+    plan_.shared_expert_s = std::max(plan_.shared_expert_s, shared_expert_time(tokens, plan_.model, topo_));
+    shared[g] = add_task(std::move(t));
+  }
+  for (size_t i = 0; i < before; ++i) {
+    const Task& t = plan_.tasks[i];
+    if ((t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) || t.kind == TaskKind::Compute)
+      add_dep(int32_t(i), shared[t.gpu]);
+  }
 }
 
 void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
@@ -343,14 +383,16 @@ void Builder::finalize() {
   }
 }
 
-CommPlan Builder::build(const std::vector<WeightMove>& weight_moves) {
+CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts) {
   add_weight_moves(weight_moves);
+  add_multicasts(multicasts);
   add_dispatch();
   add_compute_groups();
   if (opt_.combine_waves > 1) estimate_compute_finish();
   add_combine();
   if (!opt_.overlap) add_barriers();
   if (opt_.round_order) keep_round_order(plan_, true, opt_.round_order_combine);
+  if (opt_.shared_expert_window && plan_.model.shared_experts > 0) add_shared_experts();
   finalize();
   return std::move(plan_);
 }

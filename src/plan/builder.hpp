@@ -29,7 +29,7 @@ class Builder {
  public:
   Builder(const RoutingBatch& batch, const Placement& placement, const Routing& routing, const Topology& topo,
           const ModelShape& model, const PlanOptions& options);
-  CommPlan build(const std::vector<WeightMove>& weight_moves);
+  CommPlan build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts = {});
 
  private:
   // builder.cpp
@@ -43,6 +43,9 @@ class Builder {
   int node_of(int gpu) const { return gpu / G_; }
   int local_of(int gpu) const { return gpu % G_; }
   void add_weight_moves(const std::vector<WeightMove>& moves);
+  void add_multicasts(const std::vector<MulticastMove>& moves);  // multicast.cpp's tasks
+  // shared_expert_window: each GPU's SharedExpert task, which its dispatch and GEMMs wait for.
+  void add_shared_experts();
   void add_compute_groups();
   // Slots whose own-node rows form a group of their own, computed first (builder.cpp states the
   // rule). count: [slot][source node] pairs.

@@ -12,6 +12,7 @@ const char* to_string(TaskKind k) {
     case TaskKind::FinalReduce: return "final-reduce";
     case TaskKind::Barrier: return "barrier";
     case TaskKind::Planning: return "planning";
+    case TaskKind::SharedExpert: return "shared-expert";
   }
   return "?";
 }
@@ -49,8 +50,8 @@ const char* to_string(Hop h) {
 
 CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                          const Topology& topo, const ModelShape& model, const PlanOptions& options,
-                         const std::vector<WeightMove>& weight_moves) {
-  return plan_detail::Builder(batch, placement, routing, topo, model, options).build(weight_moves);
+                         const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts) {
+  return plan_detail::Builder(batch, placement, routing, topo, model, options).build(weight_moves, multicasts);
 }
 
 }  // namespace zepp

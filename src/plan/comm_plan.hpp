@@ -49,6 +49,7 @@ enum class TaskKind : uint8_t {
   FinalReduce,  // adds rows into the source GPU's output y
   Barrier,      // no work: completes when its deps complete (phase barriers, overlap = false)
   Planning,     // per-rank planning on gpu's compute stream for `seconds` (plan/planning.hpp)
+  SharedExpert, // the shared experts' FFN over the GPU's own tokens (PlanOptions::shared_expert_window)
 };
 enum class Link : uint8_t { None, NVLink, NIC };
 // Planning: the per-batch metadata exchange (transfers) and planning (TaskKind::Planning) before
@@ -81,8 +82,14 @@ struct Task {
   int32_t expert = -1;    // Compute / weights: logical expert
   int32_t node = -1;      // PreReduce: destination (source) node of its partial sums
   double bytes = 0;       // Transfer: payload bytes; Pre/FinalReduce: bytes of rows read
-                          // (inputs summed), for the time bytes / hbm_bw; Compute: 0
+                          // (inputs summed), for the time bytes / hbm_bw; Compute: 0;
+                          // SharedExpert: the GPU's input activations (tokens x token_bytes)
   double seconds = 0;     // Planning: its modelled duration; others: 0
+  // Transfer of weights by in-switch multicast (NVLink SHARP, iser-moe.txt §2.1): one store from
+  // `gpu` that the switch replicates into every GPU listed here (ascending, one node; `gpu`
+  // itself when it is a member; dst_gpu is one member other than gpu). `bytes` leave gpu's port
+  // once and enter every member's port. Empty: point to point.
+  std::vector<int32_t> multicast;
 
   // Rows. Transfer (dispatch): `tokens` only, one activation per entry; without merge a token
   // may repeat (one copy per expert pair). Transfer (combine), PreReduce (its output rows),
@@ -114,6 +121,20 @@ struct WeightMove {
   int32_t src_gpu = -1;
 };
 
+// A replica broadcast by in-switch multicast into a fixed aligned group (iser-moe.txt §4.2-4.3):
+// expert `expert` of `owner` lands in `slots[i]` (a helper slot holding it) on every member
+// members[i] (ascending, on the owner's node; the owner may be outside). Owner-direct (sami =
+// false, owner a member): one multicast store of the whole expert from the owner's port. SAMI:
+// member i pulls a 1/g share from the owner (none when i is the owner) and multicasts it from its
+// own port; slices are pipelined (8 KiB in the paper, far below a share), so in the fluid model
+// each member's pull and multicast run concurrently. Every member slot computes only after all
+// of the broadcast's transfers are done (one helper index per broadcast, symmetric slots).
+struct MulticastMove {
+  int32_t expert = -1, owner = -1;
+  std::vector<int32_t> members, slots;
+  bool sami = false;
+};
+
 struct PlanOptions {
   bool split = true;       // redistribute inter-node rows over the node's NICs (eq. (2)/(3))
   bool merge = true;       // dispatch dedup + combine pre-reduction per node
@@ -138,6 +159,13 @@ struct PlanOptions {
                           // leave in up to this many completion waves (plan/combine.cpp), each
                           // pre-reduced and sent once its rows' GEMMs are done; 1: one
                           // pre-reduction per (GPU, destination node). In [1, 64].
+  // The shared-expert window (iser-moe.txt §3.1, §4.4): with a model that has shared experts,
+  // each GPU's compute stream first runs the shared experts over its own tokens (TaskKind::
+  // SharedExpert), and its dispatch and routed GEMMs wait for it, while weight transfers
+  // (replicas planned right after routing) start at once, beside it. The plan's
+  // shared_expert_s is that window; executors report the layer from its end, like every plan
+  // whose layer starts at dispatch (the shared expert is computed in every system).
+  bool shared_expert_window = false;
 };
 
 struct CommPlan {
@@ -146,7 +174,23 @@ struct CommPlan {
   ModelShape model;        // for expert compute time (core/roofline.hpp)
   PlanOptions options;
   std::vector<Task> tasks;
+  double shared_expert_s = 0;  // the shared-expert window (PlanOptions::shared_expert_window), s
 };
+
+// Seconds of the shared experts' FFN over `tokens` tokens: the roofline of core/roofline.hpp with
+// FFN width shared_experts x ffn (DeepSeek's and Kimi-K2's n_shared_experts x
+// moe_intermediate_size); 0 without shared experts.
+double shared_expert_time(int64_t tokens, const ModelShape& model, const Topology& topo);
+
+// Appends a broadcast's tasks (phase Weights) to `tasks`: owner-direct one multicast Transfer,
+// SAMI a pull (point to point) and a multicast per member, and a Barrier (on the owner) that
+// completes when all are done; returns the barrier's index. `bytes`: the expert's weights.
+// Throws ArgumentError ("multicasts[i]: ...", i = `index`) when the move is malformed: members
+// fewer than two, unsorted, repeated, off the owner's node or outside the topology, slots not
+// one per member, owner-direct with the owner outside, or a topology that cannot multicast
+// (NvlinkModel::Switch with multicast_port_output > 0).
+int32_t add_broadcast_tasks(std::vector<Task>& tasks, const MulticastMove& move, double bytes, const Topology& topo,
+                            size_t index);
 
 // Builds the plan (paper §4.2, Algorithm 1). routing.slot_of_pair must be filled ([T * top_k]),
 // each pair's slot holding the pair's expert; weight moves name slots and GPUs of `topo`.
@@ -164,9 +208,12 @@ struct CommPlan {
 // return transfer waits on them); final reductions N+1.
 // Throws ArgumentError naming the argument when shapes disagree (batch vs placement vs
 // topology vs model, a pair routed to a slot of another expert, nic_slack < 0).
+// `multicasts`: replicas broadcast in the switch (MulticastMove); their member slots wait for
+// the broadcast's barrier, and a slot may not be both moved and multicast.
 CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                          const Topology& topo, const ModelShape& model, const PlanOptions& options,
-                         const std::vector<WeightMove>& weight_moves = {});
+                         const std::vector<WeightMove>& weight_moves = {},
+                         const std::vector<MulticastMove>& multicasts = {});
 
 // Algorithm 1's round order (lines 3 and 17) as dependencies, for plans whose inter-node
 // transfers carry rounds (Task::round >= 1): per phase (dispatch, combine) and sending GPU,

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/error.hpp"
 #include "swap/replicate_detail.hpp"
 
 namespace zepp {
@@ -21,8 +22,8 @@ struct Broadcast {
 
 class HaloQ {
  public:
-  HaloQ(const std::vector<int64_t>& d, int E, const Topology& topo, int S)
-      : d_(d), E_(E), P_(topo.num_gpus()), H_(E / P_), S_(S), load_(P_, 0), total_(E, 0) {
+  HaloQ(const std::vector<int64_t>& d, int E, const Topology& topo, int S, int domain)
+      : d_(d), E_(E), P_(topo.num_gpus()), H_(E / P_), S_(S), domain_(domain), load_(P_, 0), total_(E, 0) {
     for (size_t i = 0; i < d.size(); ++i) total_[i % E] += d[i];
     for (int e = 0; e < E; ++e) load_[owner(e)] += total_[e];
     T_ = (std::accumulate(load_.begin(), load_.end(), int64_t(0)) + P_ - 1) / P_;
@@ -99,6 +100,7 @@ class HaloQ {
     bool best_absorbs = false;
     for (int level = 0, size = P_;; ++level, size /= 2) {
       for (int first = 0; first < P_; first += size) {
+        if (domain_ > 0 && (size > domain_ || first / domain_ != o / domain_)) continue;  // one NVLink domain
         int64_t room = 0;
         bool slots = true;
         for (int m = first; m < first + size; ++m) {
@@ -227,7 +229,7 @@ class HaloQ {
   }
 
   const std::vector<int64_t>& d_;
-  int E_, P_, H_, S_;
+  int E_, P_, H_, S_, domain_;
   std::vector<int64_t> load_, total_;
   int64_t T_ = 0;
   std::vector<Broadcast> broadcasts_;
@@ -235,9 +237,16 @@ class HaloQ {
 
 }  // namespace
 
-ReplicationPlan plan_haloq(const std::vector<int64_t>& demand, int num_experts, const Topology& topo, int extra) {
+ReplicationPlan plan_haloq(const std::vector<int64_t>& demand, int num_experts, const Topology& topo, int extra,
+                           int domain_size) {
   check_args(demand, num_experts, topo, extra);
-  return HaloQ(demand, num_experts, topo, extra).run(topo);
+  require(domain_size >= 0 && (domain_size == 0 || topo.num_gpus() % domain_size == 0), "domain_size",
+          "must divide the " + std::to_string(topo.num_gpus()) + " GPUs (got " + std::to_string(domain_size) + ")");
+  return HaloQ(demand, num_experts, topo, extra, domain_size).run(topo);
+}
+
+ReplicationPlan plan_haloq(const std::vector<int64_t>& demand, int num_experts, const Topology& topo, int extra) {
+  return plan_haloq(demand, num_experts, topo, extra, 0);
 }
 
 }  // namespace zepp

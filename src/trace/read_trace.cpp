@@ -8,6 +8,8 @@
 #include <sstream>
 #include <system_error>
 
+#include <fmt/format.h>
+
 #include "core/input_bounds.hpp"
 #include "trace/builder.hpp"
 #include "trace/layer_check.hpp"
@@ -193,6 +195,12 @@ Trace read_trace_located(const std::string& path, std::map<int, std::string>& la
   std::string first_file;
   const std::vector<TraceFile> files = list_files(path);
   const std::map<std::string, std::string> datasets = load_dataset_names(files);
+  // Sizes before reading (core/input_bounds.hpp): each file is read whole, the trace kept in memory.
+  double total = 0;
+  for (const TraceFile& f : files) total += double(check_file_size(f.path));
+  if (const double budget = memory_budget_bytes(); total > budget)
+    throw InputError(fmt::format("{}: expected trace files that fit in memory, got {:.3g} GiB in {} file(s), more than the "
+                                 "{:.3g} GiB this process can allocate", path, total / (1 << 30), files.size(), budget / (1 << 30)));
   for (const TraceFile& f : files) {
     simdjson::padded_string text;
     if (auto error = simdjson::padded_string::load(f.path).get(text))

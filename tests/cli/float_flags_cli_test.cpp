@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 
 namespace zepp::testing {
 namespace {

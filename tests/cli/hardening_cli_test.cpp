@@ -7,7 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
@@ -16,12 +17,7 @@ using testing::kMaxRssMb;
 using testing::kQuick;
 using testing::ProgramResult;
 using testing::run_zepp;
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "hardening_" + std::to_string(getpid()) + "_" + name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
+using testing::write_file;
 
 // 100,000 levels, as the sweep's files: `open` around `inner`, closed again.
 std::string deep(const std::string& open, const std::string& inner, const std::string& close) {
@@ -126,6 +122,23 @@ TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
                  {"num_replicas: expected at least ceil(E / num_gpus) = 24 slots per GPU (384 in all for 384 experts on 16 GPUs), "
                   "got 288 (18 per GPU)"});
   EXPECT_EQ(run_zepp("place --policy zepp --load " + load).err.find("not a multiple"), std::string::npos);
+}
+
+// A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
+// 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
+TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
+  if (testing::kSanitized) GTEST_SKIP() << "AddressSanitizer reserves more address space than this test allows";
+  const std::filesystem::path dir = testing::scratch("big_trace");
+  std::ofstream(dir / "a.json") << R"([{"1":[[1]]}])";
+  std::ofstream(dir / "b.json").close();
+  std::filesystem::resize_file(dir / "b.json", uint64_t(3) << 30);
+  const ProgramResult r = testing::run_command("ulimit -v 2500000; ", "simulate --executor estimate --model mixtral-8x7b --nodes 1 "
+                                                                      "--gpus-per-node 4 --trace " + dir.string());
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(dir.string() + ": expected trace files that fit in memory, got 3 GiB in 2 file(s), more than the "),
+            std::string::npos) << r.err;
+  EXPECT_LT(r.cpu_seconds, kQuick);
 }
 
 // One rank has no link to time: the file had a 0 GB/s NVLink that simulate then refused.

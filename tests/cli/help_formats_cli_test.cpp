@@ -9,25 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp::testing {
 namespace {
 namespace fs = std::filesystem;
-
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::path(::testing::TempDir()) / ("zepp-help-" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 const std::string kEplbExample = shared_dir() + "/data/eplb/readme-example.json";
 const std::string kTiny = "simulate --nodes 2 --gpus-per-node 2 --experts 8 --top-k 2 --size-mb 0.05 --optimum off";

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 
 namespace zepp::testing {
 namespace {

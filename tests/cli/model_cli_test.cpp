@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 
 namespace zepp {
 namespace {

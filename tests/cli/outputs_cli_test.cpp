@@ -14,25 +14,12 @@
 #include <sstream>
 #include <vector>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp::testing {
 namespace {
 namespace fs = std::filesystem;
-
-fs::path scratch(const std::string& name) {
-  const fs::path d = fs::path(::testing::TempDir()) / ("zepp-outputs-" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool is_char_device(const fs::path& p) {
   struct stat st {};

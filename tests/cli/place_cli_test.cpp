@@ -10,22 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/loads.hpp"
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
 
 using nlohmann::json;
 using testing::run_zepp;
+using testing::write_file;
 using testing::shared_dir;
 
 const std::string kReadme = shared_dir() + "/data/eplb/readme-example.json";
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + std::to_string(getpid()) + "_" + name;  // tests run in parallel
-  std::ofstream(path) << text;
-  return path;
-}
 
 TEST(PlaceCli, EplbReadmeExamplePrintsPublishedPhy2log) {
   if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
@@ -42,7 +38,7 @@ TEST(PlaceCli, EplbReadmeExamplePrintsPublishedPhy2log) {
 
 // The hand case of tests/placement: 2 nodes x 2 GPUs, 8 slots -> S = 2, R = 1.
 TEST(PlaceCli, ZeppAndContiguousOnLoadFile) {
-  const std::string f = write_temp("place_zepp.json",
+  const std::string f = write_file("place_zepp.json",
       R"({"weight": [[100, 10, 10, 10]], "num_replicas": 8, "num_groups": 1, "num_nodes": 2, "num_gpus": 4})");
   const auto z = run_zepp("place --policy zepp --load " + f);
   ASSERT_EQ(z.status, 0) << z.err;
@@ -54,24 +50,24 @@ TEST(PlaceCli, ZeppAndContiguousOnLoadFile) {
 }
 
 TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
-  const std::string missing = write_temp("place_missing.json",
+  const std::string missing = write_file("place_missing.json",
       R"({"weight": [[1, 2]], "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   auto r = run_zepp("place --policy eplb --load " + missing);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(missing + ": expected a field \"num_replicas\""), std::string::npos) << r.err;
 
-  const std::string typed = write_temp("place_typed.json",
+  const std::string typed = write_file("place_typed.json",
       R"({"weight": [[1, "x"]], "num_replicas": 2, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   r = run_zepp("place --policy zepp --load " + typed);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(typed + ": weight[0][1]: expected a number, got \"x\""), std::string::npos) << r.err;
 
-  const std::string broken = write_temp("place_broken.json", R"({"weight": [[1, 2]], )");
+  const std::string broken = write_file("place_broken.json", R"({"weight": [[1, 2]], )");
   r = run_zepp("place --policy eplb --load " + broken);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(broken + ":1: expected valid JSON"), std::string::npos) << r.err;
 
-  const std::string indivisible = write_temp("place_indivisible.json",
+  const std::string indivisible = write_file("place_indivisible.json",
       R"({"weight": [[1, 2, 3]], "num_replicas": 5, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   r = run_zepp("place --policy eplb --load " + indivisible);
   EXPECT_EQ(r.status, 2);
@@ -101,9 +97,9 @@ TEST(PlaceCli, TraceLoadsEveryLayer) {
 // eplb.py's global policy (num_groups % num_nodes != 0) accepts 6 GPUs on 4 nodes; num_nodes plays
 // no part in it.
 TEST(PlaceCli, EplbGlobalPolicyAnyGpuCount) {
-  const std::string four = write_temp("place_global4.json",
+  const std::string four = write_file("place_global4.json",
       R"({"weight": [[8, 4, 2, 1, 2, 4]], "num_replicas": 12, "num_groups": 1, "num_nodes": 4, "num_gpus": 6})");
-  const std::string one = write_temp("place_global1.json",
+  const std::string one = write_file("place_global1.json",
       R"({"weight": [[8, 4, 2, 1, 2, 4]], "num_replicas": 12, "num_groups": 1, "num_nodes": 1, "num_gpus": 6})");
   const auto a = run_zepp("place --policy eplb --load " + four), b = run_zepp("place --policy eplb --load " + one);
   ASSERT_EQ(a.status, 0) << a.err;
@@ -129,11 +125,11 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
     w2 += "]";
   }
   const std::string tail = R"(], "num_replicas": 96, "num_groups": 1, "num_nodes": 4, "num_gpus": 16})";
-  const std::string before = write_temp("place_before.json", R"({"weight": )" + w1 + tail);
-  const std::string after = write_temp("place_after.json", R"({"weight": )" + w2 + tail);
+  const std::string before = write_file("place_before.json", R"({"weight": )" + w1 + tail);
+  const std::string after = write_file("place_after.json", R"({"weight": )" + w2 + tail);
   const auto first = run_zepp("place --policy zepp --load " + before);
   ASSERT_EQ(first.status, 0) << first.err;
-  const std::string current = write_temp("place_current.json", first.out);
+  const std::string current = write_file("place_current.json", first.out);
   const auto again = run_zepp("place --policy zepp --load " + after + " --previous " + current + " --model deepseek-v2-lite");
   ASSERT_EQ(again.status, 0) << again.err;
   const json out = json::parse(again.out);
@@ -183,10 +179,10 @@ TEST(PlaceCli, SmallDriftOnTheIssuesLayer) {
     before["weight"].push_back(load);
     after["weight"].push_back(test::drift(load, 0.02, 20 + layer));
   }
-  const std::string b = write_temp("drift_before.json", before.dump()), a = write_temp("drift_after.json", after.dump());
+  const std::string b = write_file("drift_before.json", before.dump()), a = write_file("drift_after.json", after.dump());
   const auto first = run_zepp("place --policy zepp --load " + b);
   ASSERT_EQ(first.status, 0) << first.err;
-  const std::string current = write_temp("drift_current.json", first.out);
+  const std::string current = write_file("drift_current.json", first.out);
   const auto again = run_zepp("place --policy zepp --load " + a + " --previous " + current + " --model deepseek-v2-lite");
   ASSERT_EQ(again.status, 0) << again.err;
   const auto scratch = run_zepp("place --policy zepp --load " + a);
@@ -215,7 +211,7 @@ TEST(PlaceCli, LayerIdsBeyondThePresetExitTwo) {
   for (int i = 0; i < 40; ++i)
     log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(i) +
            R"(,"experts":[1,2],"gating_probs":[0.6,0.4],"token_idx":0})" + "\n";
-  const std::string path = write_temp("place_layers.jsonl", log);
+  const std::string path = write_file("place_layers.jsonl", log);
   const auto r = run_zepp("place --policy zepp --trace " + path + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(path + ":33: layer 32 is beyond the 32 layers (ids 0..31) of model preset mixtral-8x7b"),

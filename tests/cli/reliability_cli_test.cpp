@@ -9,7 +9,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
@@ -104,9 +105,8 @@ TEST(Reliability, OutOfRangeLayerNamesTheFlag) {
 
 // `zepp place --load`: a duplicated key is an error naming the line (nlohmann kept the last).
 TEST(Reliability, DuplicatedKeyInALoadFileNamesTheLine) {
-  const std::string path = ::testing::TempDir() + "zepp_dup_" + std::to_string(getpid()) + ".json";
-  std::ofstream(path) << "{\"weight\": [[1, 2, 3, 4]],\n \"num_replicas\": 4, \"num_groups\": 1,\n"
-                         " \"num_nodes\": 1,\n \"num_gpus\": 2,\n \"num_replicas\": 8}\n";
+  const std::string path = testing::write_file("dup.json", "{\"weight\": [[1, 2, 3, 4]],\n \"num_replicas\": 4, \"num_groups\": 1,\n"
+                                                         " \"num_nodes\": 1,\n \"num_gpus\": 2,\n \"num_replicas\": 8}\n");
   const auto r = run_zepp("place --policy eplb --load " + path);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(path + ":5: expected each key once per object, got \"num_replicas\" twice"), std::string::npos)

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/chrome_trace_check.hpp"
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 
 namespace zepp::testing {
 namespace {

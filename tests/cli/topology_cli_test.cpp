@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../trace/temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "core/presets.hpp"
-#include "run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 
 namespace zepp {
 namespace {

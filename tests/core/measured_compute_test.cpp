@@ -3,7 +3,7 @@
 // the roofline; malformed curves fail naming the file, line and field.
 #include <gtest/gtest.h>
 
-#include "../trace/temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "core/error.hpp"
 #include "core/measured_compute.hpp"
 #include "core/topology_file.hpp"

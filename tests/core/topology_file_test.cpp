@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "../trace/temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"

@@ -14,31 +14,23 @@
 #include <map>
 #include <sstream>
 
+#include "../common/temp_dir.hpp"
 #include "core/version.hpp"
 #include "core/error.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/fig11.hpp"
 #include "experiments/published.hpp"
 #include "experiments/report.hpp"
-#include "experiments/results_csv.hpp"
+#include "formats/results_csv.hpp"
 
 namespace zepp::experiments {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("zepp-experiments-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+// A file private to this test process (ctest runs tests in parallel processes).
+fs::path scratch(const std::string& name) { return zepp::testing::process_dir() / name; }
+using zepp::testing::slurp;
 
 // One configuration: Kimi-K2 shape, synthetic, 2 nodes of a100, 3 tokens per GPU.
 SweepSpec tiny_spec() {

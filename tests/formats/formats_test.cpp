@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "../common/temp_dir.hpp"
 #include "core/error.hpp"
 #include "formats/formats.hpp"
 
@@ -17,23 +18,10 @@ using namespace zepp;
 
 namespace {
 
-// A file name private to this test process (ctest runs tests in parallel processes).
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "zepp_formats_" + std::to_string(getpid()) + "_" + name;
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-  std::string path = temp_path(name);
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// Files private to this test process (ctest runs tests in parallel processes).
+std::string temp_path(const std::string& name) { return (zepp::testing::process_dir() / name).string(); }
+using zepp::testing::slurp;
+using zepp::testing::write_file;
 
 // The InputError message `f` throws; fails the test when it throws nothing.
 template <class F>
@@ -118,7 +106,7 @@ TEST(SglangStats, WriteReadIsExact) {
   auto path = temp_path("stats_rt.json");
   write_sglang_stats(path, load);
   EXPECT_EQ(read_sglang_stats(path), load);
-  EXPECT_EQ(read_file(path).substr(0, 33), "{\"logical_count\": [\n  [1, 0.1, 1e");
+  EXPECT_EQ(slurp(path).substr(0, 33), "{\"logical_count\": [\n  [1, 0.1, 1e");
   EXPECT_THROW(write_sglang_stats(path, {{1, -2}}), ArgumentError);
   EXPECT_THROW(write_sglang_stats(path, {{1, 2}, {3}}), ArgumentError);
 }
@@ -155,7 +143,7 @@ TEST(SglangPlacement, ReadsWritesAndFillsDenseLayers) {
 
   auto out = temp_path("loc_out.json");
   write_sglang_placement(out, m);
-  EXPECT_EQ(read_file(out), "{\"physical_to_logical_map\": [\n  [0, 1, 2, 0],\n  [2, 1, 0, 1]\n]}\n");
+  EXPECT_EQ(slurp(out), "{\"physical_to_logical_map\": [\n  [0, 1, 2, 0],\n  [2, 1, 0, 1]\n]}\n");
   // Layers 0..2 of small_map() are absent (dense): SGLang's trivial row p mod E.
   write_sglang_placement(out, small_map());
   ExpertMap back = read_sglang_placement(out);
@@ -191,7 +179,7 @@ TEST(TrtllmConfig, ReadsBlockAndFlowStyles) {
   EXPECT_EQ(m.phy2log, (std::vector<int32_t>{2, 1, 0, 0, 0, 1, 2, 2}));
   auto out = temp_path("lb_out.yaml");
   write_trtllm_config(out, m);
-  EXPECT_EQ(read_file(out),
+  EXPECT_EQ(slurp(out),
             "num_slots: 4\ninitial_global_assignments:\n  3: [0, 1, 2, 2]\n  7: [2, 1, 0, 0]\nlayer_updates_per_iter: 0\n");
 }
 
@@ -275,7 +263,7 @@ TEST(EplbJson, WritesEplbReturnValues) {
   m.phy2log = {1, 0, 1, 2};
   auto out = temp_path("eplb.json");
   write_eplb_json(out, m);
-  EXPECT_EQ(read_file(out),
+  EXPECT_EQ(slurp(out),
             "{\n\"phy2log\": [\n  [1, 0, 1, 2]\n],\n\"log2phy\": [\n  [[1, -1], [0, 2], [3, -1]]\n],\n"
             "\"logcnt\": [\n  [1, 2, 1]\n]\n}\n");
   EXPECT_TRUE(same(read_eplb_json(out), m));
@@ -312,10 +300,10 @@ RC_GTEST_PROP(Formats, RoundTripIsExact, ()) {
   for (const auto& format : placement_format_names()) {
     auto path = temp_path("prop." + format);
     write_expert_map(path, m, format);
-    std::string text = read_file(path);
+    std::string text = slurp(path);
     ExpertMap back = read_expert_map(path, format);
     RC_ASSERT(same(back, m));
     write_expert_map(path, back, format);
-    RC_ASSERT(read_file(path) == text);
+    RC_ASSERT(slurp(path) == text);
   }
 }

@@ -21,6 +21,7 @@ int zepp_fuzz_eplb_json(const uint8_t*, size_t);
 int zepp_fuzz_sglang(const uint8_t*, size_t);
 int zepp_fuzz_trtllm(const uint8_t*, size_t);
 int zepp_fuzz_topology(const uint8_t*, size_t);
+int zepp_fuzz_results_csv(const uint8_t*, size_t);
 
 namespace {
 
@@ -66,6 +67,7 @@ TEST(FuzzReplay, EplbJsonSeedsAndCrashes) { replay_committed("eplb_json", zepp_f
 TEST(FuzzReplay, SglangSeedsAndCrashes) { replay_committed("sglang", zepp_fuzz_sglang); }
 TEST(FuzzReplay, TrtllmSeedsAndCrashes) { replay_committed("trtllm", zepp_fuzz_trtllm); }
 TEST(FuzzReplay, TopologySeedsAndCrashes) { replay_committed("topology", zepp_fuzz_topology); }
+TEST(FuzzReplay, ResultsCsvSeedsAndCrashes) { replay_committed("results_csv", zepp_fuzz_results_csv); }
 
 TEST(FuzzReplay, RealTraceFilesCut) {
   const fs::path traces = kShared / "data" / "traces";
@@ -89,6 +91,14 @@ TEST(FuzzReplay, RealEplbFilesCut) {
   const fs::path f = kShared / "data" / "eplb" / "readme-example.json";
   if (!fs::exists(f)) GTEST_SKIP() << "no " << f;
   replay_prefixes(zepp_fuzz_eplb_json, char(1) + slurp(f), f.string());  // 1: the load-file reader
+}
+
+// The committed results of the repository (docs/results), cut: what --resume meets after a
+// killed sweep.
+TEST(FuzzReplay, RealResultsCsvCut) {
+  const fs::path f = fs::path(ZEPP_SOURCE_DIR) / "docs" / "results" / "fig9.csv";
+  ASSERT_TRUE(fs::exists(f)) << f;
+  replay_prefixes(zepp_fuzz_results_csv, slurp(f, 16384), f.string());
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../cli/run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 #include "../common/chrome_trace_check.hpp"
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"

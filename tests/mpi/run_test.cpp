@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../cli/run_zepp.hpp"
+#include "../common/run_zepp.hpp"
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"
 #include "plan/comm_plan.hpp"

@@ -1,6 +1,8 @@
 // Multi-iteration serving on the real Llama-4 trace (rotating drift, decisions only, and one
 // simulated iteration): where each system's weights travel and how much excess load it removes.
+#include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -63,11 +65,21 @@ TEST(Serve, PerInvocationReplicationCopiesAcrossNodesAndRemovesExcessLoad) {
   if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
   const ServeReport moon = f.run("moonep"), halo = f.run("halo-q"), plain = f.run("a2av");
-  double moon_nic = 0, halo_nic = 0;
-  for (const auto& it : moon.iterations) moon_nic += it.weight_nic_bytes;
-  for (const auto& it : halo.iterations) halo_nic += it.weight_nic_bytes;
-  EXPECT_GT(moon_nic, 0.0);
-  EXPECT_GT(halo_nic, 0.0);
+  // Every weight transfer carries one expert's weights (3 x hidden x ffn BF16 values), over NVLink
+  // or a NIC; some cross nodes.
+  const double expert_bytes = f.model.expert_weight_bytes();
+  for (const ServeReport* r : {&moon, &halo}) {
+    int moves = 0;
+    double nic = 0;
+    for (const auto& it : r->iterations) {
+      EXPECT_DOUBLE_EQ(it.weight_nic_bytes + it.weight_nvlink_bytes, it.weight_moves * expert_bytes) << r->system;
+      moves += it.weight_moves;
+      nic += it.weight_nic_bytes;
+    }
+    EXPECT_GT(moves, 0) << r->system;
+    EXPECT_GT(nic, 0.0) << r->system;
+    EXPECT_EQ(std::fmod(nic, expert_bytes), 0.0) << r->system;
+  }
   // No replicas: nothing removed. MoonEP balances exactly (R within a few % of 1); HALO-Q down
   // to its water level with at most S = 2 exports per owner.
   EXPECT_NEAR(plain.excess_removed(), 0.0, 1e-12);
@@ -79,10 +91,18 @@ TEST(Serve, PerInvocationReplicationCopiesAcrossNodesAndRemovesExcessLoad) {
 TEST(Serve, SimulatedIterationReportsLatencyAndPlanningTime) {
   if (!std::filesystem::exists(kLlama)) GTEST_SKIP() << "traces absent: " << kLlama;
   Fixture f;
-  const PlanExecutor sim = [](const CommPlan& p, const Topology& t, bool tl) { return simulate_plan(p, t, tl); };
+  std::vector<CommPlan> plans;  // what serve gave the executor, simulated again below
+  const PlanExecutor sim = [&](const CommPlan& p, const Topology& t, bool tl) {
+    plans.push_back(p);
+    return simulate_plan(p, t, tl);
+  };
   const ServeReport r = f.run("zepp+swaps", sim, 1);
   ASSERT_EQ(r.iterations.size(), 1u);
-  EXPECT_GT(r.iterations[0].latency_s, 0.0);
+  ASSERT_EQ(plans.size(), 1u);  // one plan per iteration
+  const LayerResult again = simulate_plan(plans[0], f.topo);
+  EXPECT_GT(again.latency_s, 0.0);
+  EXPECT_DOUBLE_EQ(r.iterations[0].latency_s, again.latency_s);
+  EXPECT_DOUBLE_EQ(r.iterations[0].comm_hidden_fraction, again.comm_hidden_fraction);
   EXPECT_GT(r.iterations[0].planning_s, 0.0);
   // Planning covers the routing and the comm plan (the metadata, paper §5), plus the swaps.
   EXPECT_GT(r.iterations[0].routing_s, 0.0);

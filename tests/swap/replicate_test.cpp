@@ -87,6 +87,22 @@ TEST(HaloQ, HotExpertToWholeClusterWhenOnlyLevelZeroAbsorbs) {
   EXPECT_EQ(gpu_loads(r), std::vector<int64_t>(P, 12));
 }
 
+TEST(HaloQ, DomainSizeKeepsGroupsInsideTheOwnersNvlinkDomain) {
+  // The case above with NVLink domains of 4 ranks (ISER-MoE's scope): the all-rank group is
+  // out, so expert 0 goes to {0..3} (room 12 below T), rank 0 keeps 28 - 12 = 16 over T.
+  const int E = 8, P = 8;
+  std::vector<int64_t> d(P * E, 0);
+  const int64_t e0_sources[P] = {5, 10, 5, 5, 5, 5, 5, 0};
+  for (int s = 0; s < P; ++s) d[s * E + 0] = e0_sources[s];
+  for (int e = 1; e < E; ++e) d[e * E + e] = 8;
+  const ReplicationPlan r = plan_haloq(d, E, topo_of(2, 4), 1, 4);
+  ASSERT_EQ(r.broadcasts.size(), 1u);
+  EXPECT_EQ(r.broadcasts[0].first, 0);
+  EXPECT_EQ(r.broadcasts[0].size, 4);
+  EXPECT_EQ(gpu_loads(r), (std::vector<int64_t>{28, 12, 12, 12, 8, 8, 8, 8}));
+  EXPECT_THROW(plan_haloq(d, E, topo_of(2, 4), 1, 3), ArgumentError);
+}
+
 TEST(HaloQ, FinestAbsorbingGroupNeedNotContainTheOwner) {
   // Totals: e0 = 20 (all from rank 0), e1..e3 = 8, e4..e7 = 2: T = ceil(52 / 8) = 7, rank 0
   // sheds 13. Level 1 group {4..7} has room 20 >= 13 ({0..3} has none): it wins over level 0.

@@ -6,7 +6,7 @@
 #include <simdjson.h>
 
 #include "core/error.hpp"
-#include "temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "trace/trace.hpp"
 
 namespace zepp {

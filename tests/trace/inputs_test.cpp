@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "trace/oddities.hpp"
 #include "trace/trace.hpp"
 

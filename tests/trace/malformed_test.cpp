@@ -2,8 +2,11 @@
 // offset (JSON), and what was expected.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <filesystem>
+
 #include "core/error.hpp"
-#include "temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "trace/layer_check.hpp"
 #include "trace/trace.hpp"
 
@@ -181,6 +184,22 @@ TEST(Malformed, Folders) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("gsm_1.csv:1: expected 2 expert columns (as at "), std::string::npos) << e.what();
   }
+}
+
+// Sizes are checked before any file is read (issue 23): a file is read whole, so one beyond 4 GiB
+// (simdjson's largest document) is refused by its size. The file is sparse: no disk is used.
+TEST(Malformed, FileBeyondFourGiBIsRefusedBeforeReading) {
+  TempDir dir;
+  const std::string small = dir.write("a.json", R"([{"1":[[1]]}])");
+  const std::string big = dir.write("b.json", "");
+  std::filesystem::resize_file(big, (uint64_t(4) << 30) + 1);
+  try {
+    read_trace(dir.path());
+    ADD_FAILURE() << "a 4 GiB + 1 file accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), big + ": expected a file of at most 4 GiB (it is read whole), got 4294967297 bytes");
+  }
+  EXPECT_EQ(read_trace(small).layers.size(), 1u);
 }
 
 TEST(Malformed, FolderSkipsOtherFilesAndSortsNaturally) {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "temp_dir.hpp"
+#include "../common/temp_dir.hpp"
 #include "trace/trace.hpp"
 
 namespace zepp {

@@ -1,4 +1,4 @@
-#include "experiments/results_csv.hpp"
+#include "formats/results_csv.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "core/output_file.hpp"
 #include "trace/csv_rows.hpp"
 
@@ -65,11 +66,13 @@ std::string config_key(const std::string& workload, const std::string& topology,
 std::string config_key(const ResultRow& r) { return config_key(r.workload, r.topology, r.nodes, r.size_mb); }
 
 std::vector<ResultRow> read_results(const std::string& path, std::optional<Provenance>* made_by) {
+  check_file_size(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
+  check_line_length(text, path);
   const auto prov = take_provenance(text);
   if (made_by) *made_by = prov;
   std::vector<ResultRow> rows;

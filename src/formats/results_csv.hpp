@@ -1,5 +1,6 @@
 // The sweep's CSV: one row per (configuration, strategy). Written and read here only, so the
-// sweep, --resume and the report agree on the columns.
+// sweep, --resume and the report agree on the columns. Among the formats (not experiments/) so
+// that its fuzz harness (tests/fuzz/harnesses/results_csv.cpp) links the reader alone.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -45,7 +46,7 @@ std::string config_key(const std::string& workload, const std::string& topology,
 // the planning columns (the header ends at routing_wall_us) is read with planning "free". Throws InputError
 // "FILE:LINE: expected ..." on another header, a row with the wrong number of fields, or a field
 // that is not a number where one is expected; InputError "FILE: cannot read" when the file cannot
-// be opened.
+// be opened; the file's size and lines are bounded before parsing (core/input_bounds.hpp).
 std::vector<ResultRow> read_results(const std::string& path, std::optional<Provenance>* made_by = nullptr);
 
 // Replaces `path` with `text` atomically: written to PATH.tmp beside it, flushed to disk, then
