@@ -104,6 +104,7 @@ const std::vector<StrategyEntry>& strategy_registry() {
       {"epic", "replicated placement, nearest-replica routing, per-node dispatch dedup, per-expert pipelining", decide_epic},
       {"moonep", "per-invocation replicas from the batch (owner copies, across nodes), exactly balanced routing, all-to-allv, barriers", decide_moonep},
       {"halo-q", "per-invocation hot-expert replicas on aligned rank groups, quota repair, local-first routes, all-to-allv, barriers", decide_haloq},
+      {"iser-moe", "HALO-Q replicas in NVLink-domain groups by in-switch multicast (owner-direct or SAMI), copy beside the shared expert, fused dispatch/GEMMs/combine", decide_iser_moe},
       {"sglang", "contiguous experts, home routing, dense all-gather, expert GEMMs, dense reduce-scatter, sequential (SGLang DP attention + EP, §6.4)", decide_sglang},
       {"zepp", "Zepp placement (§4.1), locality-preferred routing, split + merge (§4.2), Algorithm 1 overlap", decide_zepp},
       {"zepp+swaps", "zepp, plus intra-node swaps on each batch's demand (§4.3) kept across iterations", decide_zepp_swaps},

@@ -2,6 +2,8 @@
 
 
 #include "routing/routing.hpp"
+#include "core/error.hpp"
+#include "swap/iser.hpp"
 #include "swap/replicate.hpp"
 
 namespace zepp {
@@ -36,5 +38,30 @@ StrategyDecision decide_replicated(const StrategyInput& in, PlanFn plan_fn) {
 
 StrategyDecision decide_moonep(const StrategyInput& in) { return decide_replicated(in, plan_moonep); }
 StrategyDecision decide_haloq(const StrategyInput& in) { return decide_replicated(in, plan_haloq); }
+
+StrategyDecision decide_iser_moe(const StrategyInput& in) {
+  require(in.topo.nvlink_model == NvlinkModel::Switch && in.topo.multicast_port_output > 0, "strategy",
+          "iser-moe needs NVSwitch nodes with in-switch multicast (topology " + in.topo.name +
+              " has none; halo-q is the point-to-point variant)");
+  const auto t0 = std::chrono::steady_clock::now();
+  const int H = in.model.num_experts / in.topo.num_gpus();
+  ReplicationPlan r = plan_haloq(in.workload.batch.demand(), in.model.num_experts, in.topo, in.opt.extra_slots,
+                                 in.topo.gpus_per_node);
+  std::vector<MulticastMove> multicasts = iser_multicasts(r, H);
+  StrategyDecision d;
+  d.placement = std::move(r.placement);
+  d.routing.counts = std::move(r.counts);
+  d.routing.slot_of_pair = assign_pairs(in.workload.batch, d.placement, in.topo, d.routing.counts);
+  d.routing_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d.balanced_routing = false;
+  d.make_plan = [in, multicasts = std::move(multicasts)](const Placement& placement, const Routing& routing) {
+    // MegaMoE (iser-moe.txt §4.4): dispatch, GEMMs and combine fused, each tile when its rows
+    // are there (overlap, no split or merge); the shared expert first, the copy beside it.
+    PlanOptions o{false, false, true, 0.0};
+    o.shared_expert_window = true;
+    return build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model, o, {}, multicasts);
+  };
+  return d;
+}
 
 }  // namespace zepp

@@ -16,4 +16,12 @@ StrategyDecision decide_moonep(const StrategyInput& in);
 // plan_haloq (swap/replicate.hpp, iser-moe.txt §4.1) on the batch's demand.
 StrategyDecision decide_haloq(const StrategyInput& in);
 
+// ISER-MoE (iser-moe.txt §4): HALO-Q with groups inside each NVLink domain (node; the paper's
+// scope is one domain, §5), replicas installed by in-switch multicast, owner-direct or SAMI
+// (swap/iser.hpp), planning and copy in the shared-expert window (PlanOptions::
+// shared_expert_window), MegaMoE-style fused dispatch / GEMMs / combine in which only helper
+// slots wait for their weights. Throws ArgumentError ("strategy") on a topology that cannot
+// multicast.
+StrategyDecision decide_iser_moe(const StrategyInput& in);
+
 }  // namespace zepp

@@ -51,3 +51,30 @@ TEST(IserRule, PureGroupKeepsEveryOwnerInsideOnItsOwnPort) {
   EXPECT_TRUE(n[1].sami);
   EXPECT_FALSE(n[2].sami);
 }
+
+#include "core/error.hpp"
+#include "core/presets.hpp"
+#include "swap/strategies.hpp"
+#include "workload/workload.hpp"
+
+TEST(IserMoe, MulticastsItsReplicasBesideTheSharedExpertAndRefusesPerPairTopologies) {
+  const ModelShape m = model_preset("kimi-k2");
+  const Topology t = topology_preset("dgx-h100", 1);
+  WorkloadOptions wo;
+  wo.size_mb = 1;
+  const Workload w = build_workload(nullptr, m, t, wo);
+  StrategyOptions o;
+  const StrategyDecision d = decide_iser_moe(StrategyInput{w, m, t, o});
+  const CommPlan plan = d.make_plan(d.placement, d.routing);
+  int shared = 0, multicasts = 0;
+  for (const Task& task : plan.tasks) {
+    shared += task.kind == TaskKind::SharedExpert;
+    multicasts += !task.multicast.empty();
+    if (task.kind == TaskKind::Transfer && task.phase == Phase::Weights)
+      EXPECT_EQ(t.node_of(task.gpu), t.node_of(task.dst_gpu));  // one NVLink domain
+  }
+  EXPECT_EQ(shared, 8);  // Kimi-K2 has a shared expert: one window per GPU
+  EXPECT_GT(multicasts, 0);
+  EXPECT_GT(plan.shared_expert_s, 0);
+  EXPECT_THROW(decide_iser_moe(StrategyInput{w, m, topology_preset("h100", 1), o}), ArgumentError);
+}
