@@ -47,7 +47,10 @@ struct DriftResult {
   double weight_nvlink_mb = 0, weight_nic_mb = 0;  // per iteration
   double token_nic_mb = 0;                         // per iteration
   int swaps = 0;
-  double planning_share = 0;          // planning wall time / simulated latency, summed over iterations
+  // Summed over iterations, as shares of the simulated latency: the metadata exchange and per-rank
+  // planning charged in it (plan/planning.hpp), and this machine's wall time of the whole global
+  // decision (routing, the simulator's comm plan, swap planning), which no deployment runs.
+  double charged_planning_share = 0, decision_wall_share = 0;
   int64_t wrapped = 0;                // evaluation stream restarts (tokens reused)
 };
 
