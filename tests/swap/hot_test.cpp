@@ -5,7 +5,12 @@
 
 #include <map>
 
+#include "core/error.hpp"
+#include "core/presets.hpp"
+#include "pipeline/strategy.hpp"
+#include "pipeline/zepp_hot.hpp"
 #include "swap/hot.hpp"
+#include "workload/workload.hpp"
 
 using namespace zepp;
 
@@ -147,4 +152,23 @@ TEST(ZeppHot, MakesNoReplicaThatCannotPay) {
   EXPECT_EQ(dear.refused, 1);
   EXPECT_NEAR(hot_copy_seconds(3, true, model(), topo(500)), 500e-6 * 4 / 3, 1e-12);
   EXPECT_NEAR(hot_copy_seconds(3, false, model(), topo(500)), 1500e-6, 1e-12);
+}
+
+TEST(ZeppHot, StrategyIsZeppWhenNothingPaysAndRefusesTopologiesWithoutMulticast) {
+  const ModelShape m = model_preset("kimi-k2");
+  const Topology t = topology_preset("dgx-h100", 1);
+  WorkloadOptions wo;
+  wo.size_mb = 1;
+  const Workload w = build_workload(nullptr, m, t, wo);
+  StrategyOptions o;
+  // Kimi-K2's 88 MB experts take 196 us to copy; at 1 MB (73 tokens per GPU) no excess is near.
+  const StrategyDecision hot = decide_zepp_hot(StrategyInput{w, m, t, o}, true);
+  const StrategyDecision zepp = find_strategy("zepp").decide(StrategyInput{w, m, t, o});
+  EXPECT_EQ(hot.placement.phy2log, zepp.placement.phy2log);
+  EXPECT_EQ(hot.routing.slot_of_pair, zepp.routing.slot_of_pair);
+  const Topology pairs = topology_preset("h100", 1);  // NVLink per GPU pair: no switch to multicast in
+  const Workload wp = build_workload(nullptr, m, pairs, wo);
+  EXPECT_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, true), ArgumentError);
+  EXPECT_NO_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, false));
+  EXPECT_THROW(plan_hot(w.batch, zepp.placement, Routing{}, t, m, HotOptions{}), ArgumentError);
 }
