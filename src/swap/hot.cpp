@@ -63,7 +63,6 @@ class HotPlanner {
 
  private:
   double time_of(int64_t pairs) const { return expert_compute_time(pairs, model_, topo_); }
-  int gpu_of(int32_t slot) const { return slot / spg_; }
 
   void plan_node(int n) {
     const int first = n * topo_.gpus_per_node, last = first + topo_.gpus_per_node;
@@ -74,19 +73,19 @@ class HotPlanner {
     bool resident = false;
     for (size_t i = size_t(first) * opt_.helper_slots; i < size_t(last) * opt_.helper_slots; ++i) resident |= h_.resident[i] >= 0;
     if (!resident && top - target <= hot_copy_seconds(1, opt_.multicast, model_, topo_)) return;
-    std::vector<char> frozen(topo_.num_gpus(), 0);
     for (;;) {
       h_.cells += topo_.gpus_per_node * (1.0 + spg_) + old_;  // the argmax, the slot, the members
-      int o = -1;
+      int o = first;
       for (int g = first; g < last; ++g)
-        if (!frozen[g] && (o < 0 || c_[g] > c_[o])) o = g;
-      if (o < 0 || c_[o] <= target) return;
+        if (c_[g] > c_[o]) o = g;
+      if (c_[o] <= target) return;
       int32_t from = -1;
       for (int i = 0; i < old_; ++i) {
         const int32_t s = o * spg_ + i;
         if (!exported_[s] && load_[s] > 0 && (from < 0 || load_[s] > load_[from])) from = s;
       }
-      if (from < 0 || !try_export(o, from, target)) frozen[o] = 1;
+      // The busiest GPU stays as it is: the node's compute ends with it, others' exports gain nothing.
+      if (from < 0 || !try_export(o, from, target)) return;
     }
   }
 

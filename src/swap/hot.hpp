@@ -63,8 +63,8 @@ double hot_copy_seconds(int copies, bool multicast, const ModelShape& model, con
 // Plans the hot replicas of one invocation. Per node, with c[g] the roofline compute time of GPU
 // g's slots under `routing` and c* the node's mean (a node whose helper slots hold no resident
 // expert is skipped when max c - c* <= hot_copy_seconds(1, ...): step 3(a) fails for every GPU):
-//  1. the GPU o with the largest c[o] - c* > 0 (not yet frozen) exports its heaviest slot not
-//     yet exported (expert e, L pairs); it needs ceil((c[o] - c*) / tau) pairs moved, at most L,
+//  1. the GPU o with the largest c[o] - c* > 0 (the lowest on a tie) exports its heaviest slot
+//     not yet exported (expert e, L pairs); it needs ceil((c[o] - c*) / tau) pairs moved, at most L,
 //     tau = 6 * hidden * ffn / peak_flops, the compute-bound time of one pair;
 //  2. members: GPUs of the node with c[m] < c*, no replica of e, a free helper slot; those that
 //     already hold e in a free helper slot (resident) first, then the most room c* - c[m]; each
@@ -72,7 +72,9 @@ double hot_copy_seconds(int copies, bool multicast, const ModelShape& model, con
 //  3. it pays when nothing is copied, or (a) c[o] - c* exceeds hot_copy_seconds for the copies
 //     and (b) the copies, queued behind this invocation's earlier ones on the same ports, end
 //     before every copying member's window: its shared experts' time (plan/comm_plan.hpp
-//     shared_expert_time, 0 without) plus its own slots' compute. Otherwise o is frozen;
+//     shared_expert_time, 0 without) plus its own slots' compute. Otherwise, or when o has no
+//     slot left or no member, the node is done: its compute ends with o, so exports from less
+//     busy GPUs would gain nothing;
 //  4. each member's pairs are taken from e's pairs on o, sources in this order: the member
 //     itself, other GPUs of the node, other nodes, the owner (ties: GPU, then token order), so
 //     a token's nodes never change.
