@@ -8,8 +8,8 @@
 
 namespace zepp {
 
-StrategyDecision decide_zepp_hot(const StrategyInput& in, bool multicast) {
-  require(!multicast || (in.topo.nvlink_model == NvlinkModel::Switch && in.topo.multicast_port_output > 0), "strategy",
+StrategyDecision decide_zepp_hot(const StrategyInput& in, const ZeppHotParts& parts) {
+  require(!parts.multicast || (in.topo.nvlink_model == NvlinkModel::Switch && in.topo.multicast_port_output > 0), "strategy",
           "zepp+hot needs NVSwitch nodes with in-switch multicast (topology " + in.topo.name +
               " has none; zepp+hot/no-multicast copies point to point)");
   Placement p = static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
@@ -18,8 +18,8 @@ StrategyDecision decide_zepp_hot(const StrategyInput& in, bool multicast) {
 
   HotOptions ho;
   ho.helper_slots = in.opt.extra_slots;
-  ho.multicast = multicast;
-  if (in.state) ho.resident = in.state->resident;
+  ho.multicast = parts.multicast;
+  if (in.state && parts.resident) ho.resident = in.state->resident;
   const auto t0 = std::chrono::steady_clock::now();
   HotPlan h = plan_hot(in.workload.batch, d.placement, d.routing, in.topo, in.model, ho);
   d.routing_wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -16,9 +16,15 @@ namespace zepp {
 // Zepp's count-level plan (E x G cells), the hot pass on its slot loads (HotPlan::cells; every
 // rank runs it for every node, since its own pairs may move inside any node) and the own pairs
 // assigned (each rank re-targets its moved pairs while assigning them).
-// multicast: copies by in-switch multicast (SAMI); throws ArgumentError ("strategy") on a
-// topology without it (NvlinkModel::Switch and multicast_port_output > 0). Without multicast
-// (the `zepp+hot/no-multicast` ablation) the owner copies point to point, on any topology.
-StrategyDecision decide_zepp_hot(const StrategyInput& in, bool multicast);
+// Its parts, each with an ablation (a registered strategy):
+//  - multicast: copies by in-switch multicast (SAMI); throws ArgumentError ("strategy") on a
+//    topology without it (NvlinkModel::Switch and multicast_port_output > 0). Without it
+//    (`zepp+hot/no-multicast`) the owner copies point to point, on any topology;
+//  - resident: helper slots keep their experts across iterations (in.state), so a recurring
+//    replica is not copied again; without it (`zepp+hot/no-resident`) every replica is copied.
+struct ZeppHotParts {
+  bool multicast = true, resident = true;
+};
+StrategyDecision decide_zepp_hot(const StrategyInput& in, const ZeppHotParts& parts = {});
 
 }  // namespace zepp

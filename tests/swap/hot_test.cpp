@@ -164,14 +164,14 @@ TEST(ZeppHot, StrategyIsZeppWhenNothingPaysAndRefusesTopologiesWithoutMulticast)
   const Workload w = build_workload(nullptr, m, t, wo);
   StrategyOptions o;
   // Kimi-K2's 88 MB experts take 196 us to copy; at 1 MB (73 tokens per GPU) no excess is near.
-  const StrategyDecision hot = decide_zepp_hot(StrategyInput{w, m, t, o}, true);
+  const StrategyDecision hot = decide_zepp_hot(StrategyInput{w, m, t, o});
   const StrategyDecision zepp = find_strategy("zepp").decide(StrategyInput{w, m, t, o});
   EXPECT_EQ(hot.placement.phy2log, zepp.placement.phy2log);
   EXPECT_EQ(hot.routing.slot_of_pair, zepp.routing.slot_of_pair);
   const Topology pairs = topology_preset("h100", 1);  // NVLink per GPU pair: no switch to multicast in
   const Workload wp = build_workload(nullptr, m, pairs, wo);
-  EXPECT_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, true), ArgumentError);
-  EXPECT_NO_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, false));
+  EXPECT_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}), ArgumentError);
+  EXPECT_NO_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, {false, true}));
   EXPECT_THROW(plan_hot(w.batch, zepp.placement, Routing{}, t, m, HotOptions{}), ArgumentError);
 }
 
@@ -187,7 +187,7 @@ TEST(ZeppHot, FiresOnTheDeepSeekTraceAcrossNodesWithZeppsInterNodeTraffic) {
   const Workload w = build_workload(&trace, m, t, wo);
   StrategyOptions o;
   const StrategyDecision zepp = find_strategy("zepp").decide(StrategyInput{w, m, t, o});
-  const StrategyDecision hot = decide_zepp_hot(StrategyInput{w, m, t, o}, true);
+  const StrategyDecision hot = decide_zepp_hot(StrategyInput{w, m, t, o});
   ASSERT_EQ(hot.placement.slots_per_gpu, zepp.placement.slots_per_gpu + o.extra_slots);  // it fired
   // Every pair stays on its node.
   for (size_t p = 0; p < w.batch.expert_ids.size(); ++p)
