@@ -269,6 +269,8 @@ HotPlan plan_hot(const RoutingBatch& batch, const Placement& placement, const Ro
     require(s >= 0 && s < placement.num_slots() && placement.phy2log[s] == batch.expert_ids[p], "routing",
             "pair " + std::to_string(p) + " is routed to a slot not holding its expert");
   }
+  require(!opt.multicast || (topo.nvlink_model == NvlinkModel::Switch && topo.multicast_port_output > 0), "topo",
+          "multicast needs NVSwitch nodes with multicast_port_output > 0 (topology " + topo.name + ")");
   require(opt.helper_slots >= 0, "helper_slots", "expected >= 0, got " + std::to_string(opt.helper_slots));
   require(opt.resident.empty() || opt.resident.size() == size_t(G) * opt.helper_slots, "resident",
           "expected " + std::to_string(G * opt.helper_slots) + " entries (G x S) or none");

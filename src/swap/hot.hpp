@@ -81,9 +81,12 @@ double hot_copy_seconds(int copies, bool multicast, const ModelShape& model, con
 // Helper slots: the member's resident slot of e, else a free one without a resident expert,
 // else the lowest free one. Copies with multicast and >= 2 copying members are one SAMI
 // MulticastMove; others WeightMoves from the owner.
+// Ports: each GPU's NVLink port carries its copies at nvlink_bw one after another (on per-pair
+// NVLink, without multicast, this overstates the owner's time: its copies use separate links).
 // Throws ArgumentError naming the argument: "placement" / "routing" / "batch" when shapes
-// disagree with each other or the topology, "helper_slots" when negative, "resident" when not
-// empty and not G * S long.
+// disagree with each other or the topology, "topo" with multicast on a topology without it
+// (NvlinkModel::Switch, multicast_port_output > 0), "helper_slots" when negative, "resident"
+// when not empty and not G * S long.
 HotPlan plan_hot(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                  const Topology& topo, const ModelShape& model, const HotOptions& opt);
 

@@ -173,6 +173,13 @@ TEST(ZeppHot, StrategyIsZeppWhenNothingPaysAndRefusesTopologiesWithoutMulticast)
   EXPECT_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}), ArgumentError);
   EXPECT_NO_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, {false, true}));
   EXPECT_THROW(plan_hot(w.batch, zepp.placement, Routing{}, t, m, HotOptions{}), ArgumentError);
+  const StrategyDecision zp = find_strategy("zepp").decide(StrategyInput{wp, m, pairs, o});
+  try {
+    plan_hot(wp.batch, zp.placement, zp.routing, pairs, m, HotOptions{});
+    ADD_FAILURE() << "multicast on per-pair NVLink was accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("topo:", 0), 0u) << e.what();
+  }
 }
 
 TEST(ZeppHot, FiresOnTheDeepSeekTraceAcrossNodesWithZeppsInterNodeTraffic) {
