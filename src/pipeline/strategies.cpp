@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "placement/placement.hpp"
 #include "pipeline/strategy.hpp"
+#include "pipeline/zepp_hot.hpp"
 #include "swap/strategies.hpp"
 #include "swap/swap.hpp"
 
@@ -108,6 +109,9 @@ const std::vector<StrategyEntry>& strategy_registry() {
       {"sglang", "contiguous experts, home routing, dense all-gather, expert GEMMs, dense reduce-scatter, sequential (SGLang DP attention + EP, §6.4)", decide_sglang},
       {"zepp", "Zepp placement (§4.1), locality-preferred routing, split + merge (§4.2), Algorithm 1 overlap", decide_zepp},
       {"zepp+swaps", "zepp, plus intra-node swaps on each batch's demand (§4.3) kept across iterations", decide_zepp_swaps},
+      {"zepp+hot", "zepp, plus per-invocation hot replicas in each NVLink domain for the excess over the node's mean, by in-switch multicast beside the shared expert, only when the copy hides", [](const StrategyInput& in) { return decide_zepp_hot(in); }},
+      {"zepp+hot/no-multicast", "zepp+hot with its replicas copied point to point from the owner (the multicast ablation)", [](const StrategyInput& in) { return decide_zepp_hot(in, {false, true}); }},
+      {"zepp+hot/no-resident", "zepp+hot with every replica copied again on every iteration (the residency ablation)", [](const StrategyInput& in) { return decide_zepp_hot(in, {true, false}); }},
       {"zepp-overlap", "contiguous experts, home routing, Zepp's split + merge + Algorithm 1 overlap (Figure 12's first step)", decide_zepp_overlap},
   };
   return registry;

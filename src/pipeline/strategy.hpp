@@ -89,6 +89,9 @@ struct StrategyDecision {
 // Empty before the first invocation.
 struct StrategyState {
   Placement placement;
+  // zepp+hot: the expert each GPU's helper slots hold after the invocation ([G * S], -1: none;
+  // swap/hot.hpp HotOptions::resident), so a replica that recurs in its slot is not copied again.
+  std::vector<int32_t> resident;
 };
 
 struct StrategyInput {

@@ -29,6 +29,7 @@ PlanningCosts planning_costs();
 // a2av, eplb, comet, comet+eplb, sglang, zepp-overlap.
 //  - zepp: E counts per GPU all-gathered, the count-level plan (E x G cells), own pairs assigned;
 //  - zepp+swaps: as zepp, plus swap planning on the gathered demand (another E x G cells);
+//  - zepp+hot: as zepp, plus the hot pass on the plan's slot loads (swap/hot.hpp HotPlan::cells);
 //  - moonep, halo-q: E counts per GPU all-gathered, replication planning (E x G cells), own
 //    pairs assigned to the new replicas;
 //  - fast: each GPU's row of the traffic matrix (G counts) all-gathered, the schedule on the
