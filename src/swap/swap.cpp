@@ -117,16 +117,22 @@ std::vector<double> expert_demand(const RoutingBatch& batch) {
 }
 
 SwapCosts swap_costs(const ModelShape& model, const Topology& topo) {
-  require(topo.compute.peak_flops > 0 && topo.nvlink_bw > 0, "topo", "peak_flops and nvlink_bw must be positive");
-  return {6.0 * model.hidden * model.ffn / topo.compute.peak_flops, model.expert_weight_bytes() / topo.nvlink_bw};
+  require(topo.compute.peak_flops > 0 && topo.nvlink_bw > 0 && topo.compute.hbm_bw > 0, "topo",
+          "peak_flops, nvlink_bw and hbm_bw must be positive");
+  SwapCosts c;
+  c.pair_seconds = 6.0 * model.hidden * model.ffn / topo.compute.peak_flops;
+  c.weight_seconds = model.expert_weight_bytes() / topo.nvlink_bw;
+  c.weight_read_seconds = model.expert_weight_bytes() / topo.compute.hbm_bw;
+  return c;
 }
 
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
                     double balance_slack, const SwapCosts& costs) {
   check_demand(demand, placement);
-  require(costs.pair_seconds >= 0 && costs.weight_seconds >= 0 && std::isfinite(costs.pair_seconds) &&
-              std::isfinite(costs.weight_seconds),
-          "costs", "pair_seconds and weight_seconds must be finite and >= 0");
+  require(costs.pair_seconds >= 0 && costs.weight_seconds >= 0 && costs.weight_read_seconds >= 0 &&
+              std::isfinite(costs.pair_seconds) && std::isfinite(costs.weight_seconds) &&
+              std::isfinite(costs.weight_read_seconds),
+          "costs", "pair_seconds, weight_seconds and weight_read_seconds must be finite and >= 0");
   require(costs.horizon >= 1, "costs", "horizon must be >= 1 iteration, got " + std::to_string(costs.horizon));
   require(topo.num_gpus() == placement.num_gpus && topo.gpus_per_node > 0, "topo",
           "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(placement.num_gpus));
@@ -148,6 +154,16 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   std::vector<double> moved_load(G, 0.0);
   const auto wait = [&](double load_g, int in, double in_load) {
     return std::max(0.0, costs.weight_seconds * in - (load_g - in_load) * costs.pair_seconds);
+  };
+  // Roofline time of GPU g's GEMMs under p2l, with slot `a` holding expert ea and `b` eb.
+  const int spg = placement.slots_per_gpu;
+  const auto gemm_time = [&](int g, const std::vector<int32_t>& p2l, int a, int32_t ea, int b, int32_t eb) {
+    double t = 0;
+    for (int s = g * spg; s < (g + 1) * spg; ++s) {
+      const double rows = w[s == a ? ea : s == b ? eb : p2l[s]];
+      if (rows > 0) t += std::max(costs.weight_read_seconds, rows * costs.pair_seconds);
+    }
+    return t;
   };
 
   for (bool progress = out.triggered; progress;) {
@@ -172,7 +188,10 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
                          wait(load[h], moved_in[h], moved_load[h]),
                      wait(load[l] + delta, moved_in[l] + 1, moved_load[l] + w[p2l[c.a]]) -
                          wait(load[l], moved_in[l], moved_load[l]));
-        const double saved_per_iteration = (load[h] - c.new_max) * costs.pair_seconds;
+        const double before = std::max(gemm_time(h, p2l, -1, 0, -1, 0), gemm_time(l, p2l, -1, 0, -1, 0));
+        const double after = std::max(gemm_time(h, p2l, c.a, p2l[c.b], c.b, p2l[c.a]),
+                                      gemm_time(l, p2l, c.a, p2l[c.b], c.b, p2l[c.a]));
+        const double saved_per_iteration = before - after;
         if (costs.weight_seconds > 0 && saved_per_iteration * costs.horizon <= unhidden) {
           if (++out.refused_for_cost == 1 || saved_per_iteration > out.best_refused.saved_per_iteration_s)
             out.best_refused = {saved_per_iteration, unhidden, costs.weight_seconds, costs.horizon};

@@ -59,9 +59,14 @@ struct SwapCosts {
   // Iterations a swap is expected to keep paying (it persists until demand moves again); the
   // saving is summed over them. >= 1.
   int horizon = 1;
+  // The roofline's floor of one expert GEMM: its weights read once from HBM,
+  // expert_weight_bytes / hbm_bw. A slot with rows computes for max(this, rows · pair_seconds)
+  // (core/roofline.hpp), so below the ridge moving rows off a GPU saves nothing. 0: token
+  // loads only (every GEMM compute-bound).
+  double weight_read_seconds = 0;
 };
 // The costs for `model` on `topo`. Throws ArgumentError ("topo") for a non-positive
-// peak_flops or nvlink_bw.
+// peak_flops, nvlink_bw or hbm_bw.
 SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
 
 // Greedy swap search (§5). Triggered only when max_j L̂_j > (1 + balance_slack) · mean. Then,
@@ -69,8 +74,11 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
 // are less loaded, lightest first; for a pair (h, l) the swap (slot of h, slot of l) that
 // minimises max(L̂_h, L̂_l) afterwards is accepted only if that maximum is below L̂_h (it lowers
 // the pair's maximum) and it pays (§4.3):
-//   saved = (L̂_h − max) · costs.pair_seconds · costs.horizon  >  unhidden,
+//   saved = (max(T_h, T_l) − max(T'_h, T'_l)) · costs.horizon  >  unhidden,
 // the compute it removes from the pair's maximum, summed over the iterations the swap lives,
+// where T_g = Σ over g's slots with rows of max(weight_read_seconds, rows · pair_seconds), the
+// roofline time of g's GEMMs before (T) and after (T') the swap (with weight_read_seconds 0 this
+// is (L̂_h − max) · pair_seconds);
 // against the part of its weight transfer the schedule cannot hide. A swap brings one expert's
 // weights into each GPU of the pair over NVLink; while they move, the GPU computes the experts
 // that need no moved weights (§4.3's overlap), so GPU g waits

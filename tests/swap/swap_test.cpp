@@ -129,6 +129,33 @@ TEST(Swap, RefusedWhenTheUnhiddenTransferCostsMoreThanItSaves) {
   EXPECT_EQ(paid.refused_for_cost, 0);
 }
 
+TEST(Swap, BelowTheRidgeMovingRowsSavesNothing) {
+  // The case above, paid at 9.9 s of weights when every GEMM is compute-bound. Now each GEMM
+  // costs at least its 20 s weight read (weight_read_seconds): GPU 0's experts {10, 10} take
+  // max(20, 10) + max(20, 10) = 40 s before the swap, and {2: 1, 1: 10} = 20 + 20 = 40 s after;
+  // GPU 1 goes from 40 to 40 s. The pair's maximum stays 40 s: nothing saved, refused at any
+  // horizon. (A decode batch on a big expert is here: DeepSeek-V2-Lite at 1 MB per GPU.)
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  SwapCosts costs{1.0, 9.9};
+  costs.weight_read_seconds = 20.0;
+  costs.horizon = 1000;
+  const SwapPlan s = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  EXPECT_TRUE(s.triggered);
+  EXPECT_TRUE(s.swaps.empty());
+  EXPECT_EQ(s.refused_for_cost, 1);
+  EXPECT_DOUBLE_EQ(s.best_refused.saved_per_iteration_s, 0.0);
+  // Half below the ridge: a 5 s read leaves GPU 0 at 10 + 10 = 20 s before, 10 + 5 = 15 s after,
+  // GPU 1 at 5 + 5 = 10 s before and 10 + 5 = 15 s after: 5 s saved (tokens alone: 9 s), 8.9 s
+  // unhidden: refused in one iteration, paid over two.
+  costs.weight_read_seconds = 5.0;
+  costs.horizon = 1;
+  const SwapPlan one = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  EXPECT_TRUE(one.swaps.empty());
+  EXPECT_DOUBLE_EQ(one.best_refused.saved_per_iteration_s, 5.0);
+  costs.horizon = 2;
+  EXPECT_EQ(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs).swaps.size(), 1u);
+}
+
 TEST(Swap, PaysOverEightIterationsButNotOne) {
   // Same layer, weights of 30 s: 30 - 1 = 29 s stay unhidden on GPU 1 (GPU 0: 30 - 10 = 20 s).
   // The 9 s saved per iteration do not pay in one iteration (9 <= 29) but do over 8 (72 > 29).
@@ -157,6 +184,7 @@ TEST(Swap, LlamaFourExpertNeverPays) {
   Topology t = topo_of(1, 2);
   t.compute.peak_flops = 312e12;
   t.nvlink_bw = 100e9;
+  t.compute.hbm_bw = 1e30;  // weight reads free here: the token rule's figures (next test: the floor)
   ModelShape m;
   m.hidden = 5120;
   m.ffn = 8192;
@@ -182,9 +210,20 @@ TEST(Swap, CostsFromTheRoofline) {
   ModelShape m;
   m.hidden = 5120;
   m.ffn = 8192;
+  t.compute.hbm_bw = 2.039e12;
   const SwapCosts c = swap_costs(m, t);
   EXPECT_NEAR(c.pair_seconds, 6.0 * 5120 * 8192 / 312e12, 1e-18);
   EXPECT_NEAR(c.weight_seconds, 3.0 * 5120 * 8192 * 2 / 100e9, 1e-12);
+  EXPECT_NEAR(c.weight_read_seconds, 3.0 * 5120 * 8192 * 2 / 2.039e12, 1e-15);  // 123.4 us
+  // A decode-sized Llama-4 batch (100 rows per expert, 80.7 us of FLOPs) is below the ridge:
+  // its swap saves nothing and is refused whatever the horizon.
+  SwapCosts long_horizon = c;
+  long_horizon.horizon = 1000;
+  const SwapPlan s = plan_swaps({100, 100, 10, 10}, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), 0.1, long_horizon);
+  EXPECT_TRUE(s.swaps.empty());
+  EXPECT_DOUBLE_EQ(s.best_refused.saved_per_iteration_s, 0.0);
+  t.compute.hbm_bw = 0;
+  EXPECT_THROW(swap_costs(m, t), ArgumentError);
   EXPECT_THROW(swap_costs(m, topo_of(1, 4)), ArgumentError);
   EXPECT_THROW(plan_swaps({1, 1}, placement_of(2, 2, {0, 1}), topo_of(1, 2), 0.1, SwapCosts{-1, 0}), ArgumentError);
 }
