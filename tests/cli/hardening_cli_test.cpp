@@ -124,6 +124,14 @@ TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
   EXPECT_EQ(run_zepp("place --policy zepp --load " + load).err.find("not a multiple"), std::string::npos);
 }
 
+// zepp run planned on every rank, then refused "plan: task 490: in-switch multicast and
+// shared-expert tasks (iser-moe) run on the sim executor only": now before MPI starts.
+TEST(Hardening, RunRefusesSimOnlyStrategiesNamingTheFlag) {
+  expect_refused("run --strategy iser-moe", {"--strategy: iser-moe runs on the sim executor only (zepp simulate"});
+  expect_refused("run --strategy zepp,zepp+hot/no-multicast",
+                 {"--strategy: zepp+hot/no-multicast runs on the sim executor only"});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
