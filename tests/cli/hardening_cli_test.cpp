@@ -132,6 +132,16 @@ TEST(Hardening, RunRefusesSimOnlyStrategiesNamingTheFlag) {
                  {"--strategy: zepp+hot/no-multicast runs on the sim executor only"});
 }
 
+// iser-moe on 4 x 72 GPUs (384 experts) said "topo: the 288 GPUs must divide the 384 experts
+// (contiguous homes)": the placement check before any work now knows iser-moe and zepp+hot.
+TEST(Hardening, IserMoePlacementThatDoesNotDivideNamesTheFlags) {
+  const ProgramResult gb = run_zepp("simulate --topology gb200-nvl72 --strategies iser-moe");
+  EXPECT_EQ(gb.status, 2) << gb.err;
+  EXPECT_NE(gb.err.find("strategies: iser-moe cannot place 384 experts on 4 x 72 GPUs (change --nodes, --gpus-per-node"),
+            std::string::npos) << gb.err;
+  EXPECT_EQ(gb.err.find("topo:"), std::string::npos) << gb.err;
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
