@@ -142,6 +142,12 @@ TEST(Hardening, IserMoePlacementThatDoesNotDivideNamesTheFlags) {
   EXPECT_EQ(gb.err.find("topo:"), std::string::npos) << gb.err;
 }
 
+// zepp+hot/no-resident on a topology without multicast was refused as "zepp+hot needs ...".
+TEST(Hardening, ZeppHotNoResidentRefusalNamesTheStrategyAsked) {
+  expect_refused("simulate --strategies zepp+hot/no-resident",
+                 {"strategy: zepp+hot/no-resident needs NVSwitch nodes with in-switch multicast (topology a100"});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
