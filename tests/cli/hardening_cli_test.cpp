@@ -148,6 +148,13 @@ TEST(Hardening, ZeppHotNoResidentRefusalNamesTheStrategyAsked) {
                  {"strategy: zepp+hot/no-resident needs NVSwitch nodes with in-switch multicast (topology a100"});
 }
 
+// 2 x 10^9 tokens per rank ended in "out of memory (try a smaller --size-mb or fewer nodes)",
+// flags iser-replay does not have.
+TEST(Hardening, IserReplayTokensBeyondTheBatchLimitAreRefused) {
+  expect_refused("experiment iser-replay --workloads deepseek --tokens-per-rank 2000000000 --out " + ::testing::TempDir(),
+                 {"tokens_per_rank: expected at most 1048576 tokens per rank at EP 4 (4194304 per iteration), got 2000000000"});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
