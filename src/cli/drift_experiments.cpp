@@ -145,6 +145,12 @@ void add_drift_experiments(CLI::App* experiment) {
   ib->add_option("--out", bc->second, "Folder for iser-broadcast.md")->capture_default_str();
   ib->callback([bc] {
     const Topology topo = cluster_topology(bc->first, 1);
+    // run_iser_broadcast's own checks name its argument ("topo: dgx-h100 has fewer than ...").
+    require(topo.nvlink_model == NvlinkModel::Switch && topo.multicast_port_output > 0, "--topology",
+            "expected an NVSwitch topology with in-switch multicast (e.g. gb200-nvl72), got " + bc->first);
+    require(topo.gpus_per_node >= 16, "--topology",
+            "expected at least 16 GPUs per NVLink domain (Figure 8(a) multicasts to 16; e.g. gb200-nvl72), got " +
+                std::to_string(topo.gpus_per_node) + " in " + bc->first);
     const std::string path = bc->second + "/iser-broadcast.md";
     check_output_dir(bc->second, "--out");
     check_output_file(path, "--out");

@@ -155,6 +155,14 @@ TEST(Hardening, IserReplayTokensBeyondTheBatchLimitAreRefused) {
                  {"tokens_per_rank: expected at most 1048576 tokens per rank at EP 4 (4194304 per iteration), got 2000000000"});
 }
 
+// iser-broadcast said "topo: a100 cannot multicast" and "topo: dgx-h100 has fewer than 16 GPUs".
+TEST(Hardening, IserBroadcastTopologyRefusalsNameTheFlag) {
+  expect_refused("experiment iser-broadcast --topology a100 --out " + ::testing::TempDir(),
+                 {"--topology: expected an NVSwitch topology with in-switch multicast (e.g. gb200-nvl72), got a100"});
+  expect_refused("experiment iser-broadcast --topology dgx-h100 --out " + ::testing::TempDir(),
+                 {"--topology: expected at least 16 GPUs per NVLink domain", "got 8 in dgx-h100"});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
