@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "exec/sim.hpp"
+#include "pipeline/cost.hpp"
 #include "serving/serve.hpp"
 
 namespace zepp::cli {
@@ -96,6 +97,9 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   WorkloadFlags sized = w;
   sized.strategies = int(systems.size());
   check_cost(sized, model, topo);  // before reading the trace
+  // Each placement fits the cluster, naming the flags (a2av said "num_experts: 64 is not a
+  // positive multiple of the 24 GPUs", iser-moe "topo: ... (contiguous homes)").
+  for (const auto& name : systems) check_strategy_fits(name, model, topo, opt);
   require(w.history_path.empty() || s.drift == "none", "--history",
           "combines with --drift none only (the drift modes take each dataset's history from --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);

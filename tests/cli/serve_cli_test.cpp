@@ -63,5 +63,19 @@ TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   EXPECT_NE(r.err.find("--trace"), std::string::npos) << r.err;
 }
 
+// --iterations and --layers skipped simulate's placement check: a2av on 3 x 8 GPUs said
+// "num_experts: 64 is not a positive multiple of the 24 GPUs", iser-moe "topo: ... (contiguous
+// homes)", neither naming a flag. Refused before the trace is read (it need not exist).
+TEST(ServeCli, PlacementsThatDoNotDivideNameTheFlagsWithIterationsAndLayers) {
+  for (const char* mode : {"--iterations 2", "--layers 1"})
+    for (const char* s : {"a2av", "iser-moe"}) {
+      const auto r = run_zepp(std::string("simulate ") + mode + " --topology dgx-h100 --nodes 3 --strategies " + s +
+                              " --trace /nonexistent --model deepseek-v2-lite");
+      EXPECT_EQ(r.status, 2) << mode << " " << s;
+      EXPECT_NE(r.err.find(std::string("strategies: ") + s + " cannot place 64 experts on 3 x 8 GPUs (change --nodes"),
+                std::string::npos) << mode << " " << s << ": " << r.err;
+    }
+}
+
 }  // namespace
 }  // namespace zepp
