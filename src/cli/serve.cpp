@@ -3,6 +3,7 @@
 #include "cli/serve.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -196,9 +197,14 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                           latency_ms > 0 ? fmt::format(", {:.2f}% of the simulated latency (paper §5: about 5%, on the GPU)",
                                                        100 * planning_ms / latency_ms)
                                          : "");
-      text += fmt::format("{:<13} total latency {:.4f} ms, mean R {:.3f}, excess load removed {:.1f}%, weights {:.1f} MB/iteration{}\n",
+      // NaN (JSON null) when the home reference is undefined (E % G != 0): printed "nan%".
+      const auto& excess = sys["excess_removed"];
+      const std::string removed = excess.is_number() && std::isfinite(excess.get<double>())
+                                      ? fmt::format("{:.1f}%", 100 * excess.get<double>())
+                                      : std::string("- (no home reference: GPUs do not divide the experts)");
+      text += fmt::format("{:<13} total latency {:.4f} ms, mean R {:.3f}, excess load removed {}, weights {:.1f} MB/iteration{}\n",
                           sys["system"].get<std::string>(), sys["total_latency_ms"].get<double>(),
-                          sys["mean_imbalance"].get<double>(), 100 * sys["excess_removed"].get<double>(),
+                          sys["mean_imbalance"].get<double>(), removed,
                           sys["weight_mb_per_iteration"].get<double>(),
                           sys["wrapped"].get<int64_t>() > 0 ? " (evaluation tokens reused: stream wrapped)" : "");
     }

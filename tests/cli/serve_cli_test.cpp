@@ -77,5 +77,17 @@ TEST(ServeCli, PlacementsThatDoNotDivideNameTheFlagsWithIterationsAndLayers) {
     }
 }
 
+// With the GPUs not dividing the experts the home reference is undefined (NaN): the table printed
+// "excess load removed nan%".
+TEST(ServeCli, ExcessRemovedWithoutAHomeReferenceIsADashNotNan) {
+  const std::string trace = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "traces absent";
+  const auto r = run_zepp("simulate --iterations 2 --topology dgx-h100 --nodes 3 --strategies eplb --size-mb 0.25 --trace " +
+                          trace + " --model deepseek-v2-lite");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("excess load removed - (no home reference"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace zepp
