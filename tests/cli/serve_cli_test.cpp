@@ -58,6 +58,12 @@ TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("dataset: 'law' is not a dataset of the trace (abstract_algebra, anatomy)"), std::string::npos)
       << r.err;
+  r = run_zepp("simulate --iterations 2 --drift rotating" + kArgs);  // no --dataset
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("dataset: --drift only and rotating need one (--dataset), one of the trace's datasets: "
+                       "abstract_algebra, anatomy"),
+            std::string::npos)
+      << r.err;
   r = run_zepp("simulate --iterations 2 --model kimi-k2");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--trace"), std::string::npos) << r.err;
