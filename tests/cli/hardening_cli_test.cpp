@@ -155,6 +155,19 @@ TEST(Hardening, IserReplayTokensBeyondTheBatchLimitAreRefused) {
                  {"tokens_per_rank: expected at most 1048576 tokens per rank at EP 4 (4194304 per iteration), got 2000000000"});
 }
 
+TEST(Hardening, IserReplayCountsBelowOneNameTheFlagWithoutCli11sRange) {
+  for (const char* flag : {"--tokens-per-rank", "--iterations"})
+    for (const char* value : {"0", "-3", "x"}) {
+      const ProgramResult r = run_zepp(std::string("experiment iser-replay ") + flag + " " + value + " --out " +
+                                       ::testing::TempDir());
+      EXPECT_EQ(r.status, 2) << flag << " " << value;
+      EXPECT_NE(r.err.find(std::string("expected a whole number >= 1, got '") + value + "'"), std::string::npos)
+          << flag << " " << value << ": " << r.err;
+      EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("1797693"), std::string::npos) << r.err;
+    }
+}
+
 // iser-broadcast said "topo: a100 cannot multicast" and "topo: dgx-h100 has fewer than 16 GPUs".
 TEST(Hardening, IserBroadcastTopologyRefusalsNameTheFlag) {
   expect_refused("experiment iser-broadcast --topology a100 --out " + ::testing::TempDir(),
