@@ -3,6 +3,7 @@
 // iser-moe.txt §6.1 reports them), issue 6 items 4 and 5.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -17,6 +18,13 @@
 
 namespace zepp::cli {
 namespace {
+
+// CLI::PositiveNumber said "Value 0 not in range 0.000000 to 1797693...(309 digits)".
+std::string at_least_one(const std::string& value) {
+  char* end = nullptr;
+  const long long v = std::strtoll(value.c_str(), &end, 10);
+  return end != value.c_str() && *end == '\0' && v >= 1 ? "" : "expected a whole number >= 1, got '" + value + "'";
+}
 
 struct DriftFlags {
   DriftExperimentOptions opt;
@@ -132,8 +140,8 @@ void add_drift_experiments(CLI::App* experiment) {
       ->capture_default_str();
   ir->add_option("--tokens-per-rank", iser->opt.tokens_per_rank, "Tokens per rank per iteration (before top-k)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  ir->add_option("--iterations", iser->opt.iterations, "Iterations per layer")->capture_default_str()->check(CLI::PositiveNumber);
+      ->check(at_least_one);
+  ir->add_option("--iterations", iser->opt.iterations, "Iterations per layer")->capture_default_str()->check(at_least_one);
   ir->add_option("--seed", iser->opt.seed, "Sampling seed (load-only traces)")->capture_default_str()->check(non_negative);
   ir->callback([iser] { run_iser(*iser); });
 
@@ -145,6 +153,12 @@ void add_drift_experiments(CLI::App* experiment) {
   ib->add_option("--out", bc->second, "Folder for iser-broadcast.md")->capture_default_str();
   ib->callback([bc] {
     const Topology topo = cluster_topology(bc->first, 1);
+    // run_iser_broadcast's own checks name its argument ("topo: dgx-h100 has fewer than ...").
+    require(topo.nvlink_model == NvlinkModel::Switch && topo.multicast_port_output > 0, "--topology",
+            "expected an NVSwitch topology with in-switch multicast (e.g. gb200-nvl72), got " + bc->first);
+    require(topo.gpus_per_node >= 16, "--topology",
+            "expected at least 16 GPUs per NVLink domain (Figure 8(a) multicasts to 16; e.g. gb200-nvl72), got " +
+                std::to_string(topo.gpus_per_node) + " in " + bc->first);
     const std::string path = bc->second + "/iser-broadcast.md";
     check_output_dir(bc->second, "--out");
     check_output_file(path, "--out");

@@ -12,6 +12,7 @@
 #include "model/compose.hpp"
 #include "model/moe_layers.hpp"
 #include "model/report.hpp"
+#include "pipeline/cost.hpp"
 
 namespace zepp::cli {
 
@@ -66,6 +67,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   const ModelShape model = w.model_shape();
   const Topology topo = w.cluster();
   const model::DenseShape dense = model::dense_shape(model.name);
+  for (const auto& name : systems) check_strategy_fits(name, model, topo, opt);  // naming the flags
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);

@@ -134,6 +134,11 @@ void check_flags(const RunFlags& f) {
   require(f.tolerance > 0, "--tolerance", "must be positive");
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
   require(!split_names(f.strategies).empty(), "--strategy", "names no strategy");
+  // The MPI executor refused these only after every rank had planned ("plan: task N: ...").
+  for (const auto& name : split_names(f.strategies))
+    require(name != "iser-moe" && name.rfind("zepp+hot", 0) != 0, "--strategy",
+            name + " runs on the sim executor only (zepp simulate --strategies " + name +
+                "): its in-switch multicast and shared-expert tasks have no MPI execution");
   require(f.opt.repeat >= 1, "--repeat", "must be >= 1");
   require(f.opt.strategy.extra_slots >= 0 && f.opt.strategy.extra_slots <= 1 << 16, "--extra-slots",
           "expected R in [0, 65536], got " + std::to_string(f.opt.strategy.extra_slots));

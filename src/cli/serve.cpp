@@ -3,6 +3,7 @@
 #include "cli/serve.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -11,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "exec/sim.hpp"
+#include "pipeline/cost.hpp"
 #include "serving/serve.hpp"
 
 namespace zepp::cli {
@@ -96,6 +98,9 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   WorkloadFlags sized = w;
   sized.strategies = int(systems.size());
   check_cost(sized, model, topo);  // before reading the trace
+  // Each placement fits the cluster, naming the flags (a2av said "num_experts: 64 is not a
+  // positive multiple of the 24 GPUs", iser-moe "topo: ... (contiguous homes)").
+  for (const auto& name : systems) check_strategy_fits(name, model, topo, opt);
   require(w.history_path.empty() || s.drift == "none", "--history",
           "combines with --drift none only (the drift modes take each dataset's history from --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
@@ -192,9 +197,14 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                           latency_ms > 0 ? fmt::format(", {:.2f}% of the simulated latency (paper §5: about 5%, on the GPU)",
                                                        100 * planning_ms / latency_ms)
                                          : "");
-      text += fmt::format("{:<13} total latency {:.4f} ms, mean R {:.3f}, excess load removed {:.1f}%, weights {:.1f} MB/iteration{}\n",
+      // NaN (JSON null) when the home reference is undefined (E % G != 0): printed "nan%".
+      const auto& excess = sys["excess_removed"];
+      const std::string removed = excess.is_number() && std::isfinite(excess.get<double>())
+                                      ? fmt::format("{:.1f}%", 100 * excess.get<double>())
+                                      : std::string("- (no home reference: GPUs do not divide the experts)");
+      text += fmt::format("{:<13} total latency {:.4f} ms, mean R {:.3f}, excess load removed {}, weights {:.1f} MB/iteration{}\n",
                           sys["system"].get<std::string>(), sys["total_latency_ms"].get<double>(),
-                          sys["mean_imbalance"].get<double>(), 100 * sys["excess_removed"].get<double>(),
+                          sys["mean_imbalance"].get<double>(), removed,
                           sys["weight_mb_per_iteration"].get<double>(),
                           sys["wrapped"].get<int64_t>() > 0 ? " (evaluation tokens reused: stream wrapped)" : "");
     }

@@ -111,12 +111,12 @@ void check_strategy_fits(const std::string& name, const ModelShape& model, const
     // Which placement each strategy starts from (strategies.cpp, baselines/, swap/): contiguous
     // homes, EPLB's rule, or Zepp's §4.1 placement. Strategies not listed place nothing up front.
     if (name == "a2av" || name == "fast" || name == "comet" || name == "moonep" || name == "halo-q" ||
-        name == "zepp-overlap")
+        name == "iser-moe" || name == "zepp-overlap")
       place_contiguous(model.num_experts, topo);
     else if (name == "eplb" || name == "comet+eplb")
       place_eplb(uniform, topo, base_slots_per_gpu(model, topo) + opt.extra_slots,
                  eplb_groups_for(model, topo, opt.eplb_groups));
-    else if (name == "zepp" || name == "zepp+swaps" || name == "epic")
+    else if (name == "zepp" || name == "zepp+swaps" || name == "epic" || name.rfind("zepp+hot", 0) == 0)
       place_zepp(uniform, topo, opt.extra_slots);
   } catch (const ArgumentError& e) {
     throw ArgumentError("strategies: " + name + " cannot place " + std::to_string(model.num_experts) + " experts on " +

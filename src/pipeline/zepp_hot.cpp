@@ -10,7 +10,8 @@ namespace zepp {
 
 StrategyDecision decide_zepp_hot(const StrategyInput& in, const ZeppHotParts& parts) {
   require(!parts.multicast || (in.topo.nvlink_model == NvlinkModel::Switch && in.topo.multicast_port_output > 0), "strategy",
-          "zepp+hot needs NVSwitch nodes with in-switch multicast (topology " + in.topo.name +
+          std::string(parts.resident ? "zepp+hot" : "zepp+hot/no-resident") +
+              " needs NVSwitch nodes with in-switch multicast (topology " + in.topo.name +
               " has none; zepp+hot/no-multicast copies point to point)");
   Placement p = static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
   const PlanOptions zepp_plan = zepp_plan_options(in.opt);

@@ -128,6 +128,9 @@ DriftWorkload::DriftWorkload(const Trace& trace, const ModelShape& model, const 
 
   int target = -1;
   if (opt.mode != DriftMode::None) {
+    // Left out, it read "dataset: '' is not a dataset of the trace (...)".
+    require(!opt.dataset.empty(), "dataset",
+            "--drift only and rotating need one (--dataset), one of the trace's datasets: " + join(names_));
     const auto it = std::find(names_.begin(), names_.end(), opt.dataset);
     require(it != names_.end(), "dataset", "'" + opt.dataset + "' is not a dataset of the trace (" + join(names_) + ")");
     target = int(it - names_.begin());

@@ -114,6 +114,15 @@ std::vector<IserReplayRow> run_iser_replay(const std::vector<IserReplayCase>& ca
   for (int s : opt.helper_slots) require(s >= 1, "helper_slots", "must be >= 1 (got " + std::to_string(s) + ")");
   require(opt.tokens_per_rank >= 1, "tokens_per_rank", "must be >= 1");
   require(opt.iterations >= 1, "iterations", "must be >= 1");
+  // A batch of tokens_per_rank x P tokens is held per iteration: 2^22 (21x the paper's 8,192 x
+  // 24) needs about 300 MB; 2 x 10^9 per rank ended in "out of memory (try a smaller --size-mb)".
+  constexpr int64_t kMaxTokensPerIteration = int64_t(1) << 22;
+  for (const IserReplayCase& c : cases)
+    for (int p : opt.ep)
+      if (model_preset(c.model).num_experts % p == 0)
+        require(opt.tokens_per_rank <= kMaxTokensPerIteration / p, "tokens_per_rank",
+                fmt::format("expected at most {} tokens per rank at EP {} ({} per iteration), got {}",
+                            kMaxTokensPerIteration / p, p, kMaxTokensPerIteration, opt.tokens_per_rank));
   std::vector<IserReplayRow> rows;
   const auto t0 = std::chrono::steady_clock::now();
   for (const IserReplayCase& c : cases) {

@@ -98,9 +98,11 @@ class HaloQ {
     Broadcast best{};
     int64_t best_room = 0;
     bool best_absorbs = false;
-    for (int level = 0, size = P_;; ++level, size /= 2) {
+    // With NVLink domains the levels start at the domain: halving G itself gives groups that
+    // straddle two domains when G / domain is not a power of two (3 x 8 GPUs: groups of 6).
+    for (int level = 0, size = domain_ > 0 ? domain_ : P_;; ++level, size /= 2) {
       for (int first = 0; first < P_; first += size) {
-        if (domain_ > 0 && (size > domain_ || first / domain_ != o / domain_)) continue;  // one NVLink domain
+        if (domain_ > 0 && first / domain_ != o / domain_) continue;  // one NVLink domain
         int64_t room = 0;
         bool slots = true;
         for (int m = first; m < first + size; ++m) {

@@ -70,8 +70,9 @@ ReplicationPlan plan_moonep(const std::vector<int64_t>& demand, int num_experts,
 // point to point from the owner to every other member (we model no in-switch multicast: our
 // topology's groups span nodes, which NVLink SHARP cannot).
 // domain_size > 0 (ISER-MoE's scope, one NVLink domain per group, §5): only groups inside the
-// owner's block of domain_size consecutive ranks are candidates (the finer levels of a cluster
-// of several NVLink domains; domain_size must divide G). 0: every aligned group of all ranks.
+// owner's block of domain_size consecutive ranks are candidates (levels halving from
+// domain_size, so no group straddles two domains; domain_size must divide G). 0: every aligned
+// group of all ranks.
 // Throws ArgumentError like plan_moonep, and "domain_size" when it does not divide G.
 ReplicationPlan plan_haloq(const std::vector<int64_t>& demand, int num_experts, const Topology& topo, int extra,
                            int domain_size);

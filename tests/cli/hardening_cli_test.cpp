@@ -124,6 +124,58 @@ TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
   EXPECT_EQ(run_zepp("place --policy zepp --load " + load).err.find("not a multiple"), std::string::npos);
 }
 
+// zepp run planned on every rank, then refused "plan: task 490: in-switch multicast and
+// shared-expert tasks (iser-moe) run on the sim executor only": now before MPI starts.
+TEST(Hardening, RunRefusesSimOnlyStrategiesNamingTheFlag) {
+  expect_refused("run --strategy iser-moe", {"--strategy: iser-moe runs on the sim executor only (zepp simulate"});
+  expect_refused("run --strategy zepp,zepp+hot/no-multicast",
+                 {"--strategy: zepp+hot/no-multicast runs on the sim executor only"});
+}
+
+// iser-moe on 4 x 72 GPUs (384 experts) said "topo: the 288 GPUs must divide the 384 experts
+// (contiguous homes)": the placement check before any work now knows iser-moe and zepp+hot.
+TEST(Hardening, IserMoePlacementThatDoesNotDivideNamesTheFlags) {
+  const ProgramResult gb = run_zepp("simulate --topology gb200-nvl72 --strategies iser-moe");
+  EXPECT_EQ(gb.status, 2) << gb.err;
+  EXPECT_NE(gb.err.find("strategies: iser-moe cannot place 384 experts on 4 x 72 GPUs (change --nodes, --gpus-per-node"),
+            std::string::npos) << gb.err;
+  EXPECT_EQ(gb.err.find("topo:"), std::string::npos) << gb.err;
+}
+
+// zepp+hot/no-resident on a topology without multicast was refused as "zepp+hot needs ...".
+TEST(Hardening, ZeppHotNoResidentRefusalNamesTheStrategyAsked) {
+  expect_refused("simulate --strategies zepp+hot/no-resident",
+                 {"strategy: zepp+hot/no-resident needs NVSwitch nodes with in-switch multicast (topology a100"});
+}
+
+// 2 x 10^9 tokens per rank ended in "out of memory (try a smaller --size-mb or fewer nodes)",
+// flags iser-replay does not have.
+TEST(Hardening, IserReplayTokensBeyondTheBatchLimitAreRefused) {
+  expect_refused("experiment iser-replay --workloads deepseek --tokens-per-rank 2000000000 --out " + ::testing::TempDir(),
+                 {"tokens_per_rank: expected at most 1048576 tokens per rank at EP 4 (4194304 per iteration), got 2000000000"});
+}
+
+TEST(Hardening, IserReplayCountsBelowOneNameTheFlagWithoutCli11sRange) {
+  for (const char* flag : {"--tokens-per-rank", "--iterations"})
+    for (const char* value : {"0", "-3", "x"}) {
+      const ProgramResult r = run_zepp(std::string("experiment iser-replay ") + flag + " " + value + " --out " +
+                                       ::testing::TempDir());
+      EXPECT_EQ(r.status, 2) << flag << " " << value;
+      EXPECT_NE(r.err.find(std::string("expected a whole number >= 1, got '") + value + "'"), std::string::npos)
+          << flag << " " << value << ": " << r.err;
+      EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("1797693"), std::string::npos) << r.err;
+    }
+}
+
+// iser-broadcast said "topo: a100 cannot multicast" and "topo: dgx-h100 has fewer than 16 GPUs".
+TEST(Hardening, IserBroadcastTopologyRefusalsNameTheFlag) {
+  expect_refused("experiment iser-broadcast --topology a100 --out " + ::testing::TempDir(),
+                 {"--topology: expected an NVSwitch topology with in-switch multicast (e.g. gb200-nvl72), got a100"});
+  expect_refused("experiment iser-broadcast --topology dgx-h100 --out " + ::testing::TempDir(),
+                 {"--topology: expected at least 16 GPUs per NVLink domain", "got 8 in dgx-h100"});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {

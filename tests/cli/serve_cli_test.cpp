@@ -58,9 +58,41 @@ TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("dataset: 'law' is not a dataset of the trace (abstract_algebra, anatomy)"), std::string::npos)
       << r.err;
+  r = run_zepp("simulate --iterations 2 --drift rotating" + kArgs);  // no --dataset
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("dataset: --drift only and rotating need one (--dataset), one of the trace's datasets: "
+                       "abstract_algebra, anatomy"),
+            std::string::npos)
+      << r.err;
   r = run_zepp("simulate --iterations 2 --model kimi-k2");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--trace"), std::string::npos) << r.err;
+}
+
+// --iterations and --layers skipped simulate's placement check: a2av on 3 x 8 GPUs said
+// "num_experts: 64 is not a positive multiple of the 24 GPUs", iser-moe "topo: ... (contiguous
+// homes)", neither naming a flag. Refused before the trace is read (it need not exist).
+TEST(ServeCli, PlacementsThatDoNotDivideNameTheFlagsWithIterationsAndLayers) {
+  for (const char* mode : {"--iterations 2", "--layers 1"})
+    for (const char* s : {"a2av", "iser-moe"}) {
+      const auto r = run_zepp(std::string("simulate ") + mode + " --topology dgx-h100 --nodes 3 --strategies " + s +
+                              " --trace /nonexistent --model deepseek-v2-lite");
+      EXPECT_EQ(r.status, 2) << mode << " " << s;
+      EXPECT_NE(r.err.find(std::string("strategies: ") + s + " cannot place 64 experts on 3 x 8 GPUs (change --nodes"),
+                std::string::npos) << mode << " " << s << ": " << r.err;
+    }
+}
+
+// With the GPUs not dividing the experts the home reference is undefined (NaN): the table printed
+// "excess load removed nan%".
+TEST(ServeCli, ExcessRemovedWithoutAHomeReferenceIsADashNotNan) {
+  const std::string trace = shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "traces absent";
+  const auto r = run_zepp("simulate --iterations 2 --topology dgx-h100 --nodes 3 --strategies eplb --size-mb 0.25 --trace " +
+                          trace + " --model deepseek-v2-lite");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("excess load removed - (no home reference"), std::string::npos) << r.out;
 }
 
 }  // namespace

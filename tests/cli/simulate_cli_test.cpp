@@ -42,6 +42,15 @@ TEST(SimulateCli, BuiltInWorkloadReportsEveryStrategy) {
   EXPECT_NEAR(strategy(j, "a2av")["routing_gap"].get<double>(), 0.0, 1e-9);
 }
 
+// 3 x 8 NVSwitch GPUs (G / 8 not a power of two): HALO-Q's levels halved G into groups of 6
+// that straddle two nodes, and iser-moe exited 2 with the internal "multicasts[0]: member 8 is
+// not a GPU of the owner's node (one NVLink domain)".
+TEST(SimulateCli, IserMoeRunsOnThreeNvSwitchNodes) {
+  const auto j = simulate_json("--topology dgx-h100 --nodes 3 --size-mb 0.25 --optimum off --strategies iser-moe");
+  ASSERT_EQ(j["strategies"].size(), 1u);
+  EXPECT_GT(strategy(j, "iser-moe")["latency_us"].get<double>(), 0);
+}
+
 TEST(SimulateCli, SameSeedSameReport) {
   const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
   const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");

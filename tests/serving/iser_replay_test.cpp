@@ -83,4 +83,15 @@ TEST(IserReplay, ArgumentErrorsNameTheOption) {
   o = {};
   o.iterations = 0;
   EXPECT_EQ(message(o).rfind("iterations:", 0), 0u);
+  // 2 x 10^9 tokens per rank ran out of memory; refused before any trace is read.
+  o = {};
+  o.tokens_per_rank = 2000000000;
+  o.traces_dir = "/nonexistent";
+  std::string m;
+  try {
+    run_iser_replay({{"deepseek", "deepseek-v2-lite-puffin", "deepseek-v2-lite"}}, o);
+  } catch (const ArgumentError& e) {
+    m = e.what();
+  }
+  EXPECT_EQ(m.rfind("tokens_per_rank: expected at most 1048576 tokens per rank at EP 4", 0), 0u) << m;
 }

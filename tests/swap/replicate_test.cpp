@@ -103,6 +103,29 @@ TEST(HaloQ, DomainSizeKeepsGroupsInsideTheOwnersNvlinkDomain) {
   EXPECT_THROW(plan_haloq(d, E, topo_of(2, 4), 1, 3), ArgumentError);
 }
 
+TEST(HaloQ, DomainGroupsNeverStraddleTwoDomainsOnThreeNodes) {
+  // 3 nodes of 8 (G = 24, not 8 x 2^l): halving G gave groups of 6, and [6, 12) spans nodes 0
+  // and 1, which iser-moe's multicast refused ("member 8 is not a GPU of the owner's node").
+  // Levels now halve from the domain (8, 4). Hot experts on ranks 0 (node 0) and 9 (node 1).
+  const int E = 24, P = 24;
+  std::vector<int64_t> d(P * E, 0);
+  for (int e = 0; e < E; ++e) d[e * E + e] = 8;
+  d[0 * E + 0] = 100;
+  d[9 * E + 9] = 100;
+  const ReplicationPlan r = plan_haloq(d, E, topo_of(3, 8), 2, 8);
+  ASSERT_FALSE(r.broadcasts.empty());
+  bool node0 = false, node1 = false;
+  for (const ReplicaBroadcast& b : r.broadcasts) {
+    EXPECT_EQ(b.first / 8, b.owner / 8) << "owner " << b.owner << " group [" << b.first << ", " << b.first + b.size << ")";
+    EXPECT_EQ((b.first + b.size - 1) / 8, b.owner / 8) << "owner " << b.owner << " group [" << b.first << ", "
+                                                       << b.first + b.size << ")";
+    node0 |= b.owner == 0;
+    node1 |= b.owner == 9;
+  }
+  EXPECT_TRUE(node0);
+  EXPECT_TRUE(node1);
+}
+
 TEST(HaloQ, FinestAbsorbingGroupNeedNotContainTheOwner) {
   // Totals: e0 = 20 (all from rank 0), e1..e3 = 8, e4..e7 = 2: T = ceil(52 / 8) = 7, rank 0
   // sheds 13. Level 1 group {4..7} has room 20 >= 13 ({0..3} has none): it wins over level 0.
