@@ -87,6 +87,9 @@ void run(const SimulateFlags& f) {
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.swap_horizon));
   const auto names = split_list(f.strategies);
   require(!names.empty(), "--strategies", "names no strategy");
+  for (size_t i = 0; i < names.size(); ++i)  // a second row of the same strategy is the same numbers
+    require(std::find(names.begin(), names.begin() + i, names[i]) == names.begin() + i, "--strategies",
+            "names '" + names[i] + "' twice");
   StrategyOptions opt = f.opt;
   opt.split = !f.no_split;
   opt.merge = !f.no_merge;

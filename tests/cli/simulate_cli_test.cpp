@@ -51,6 +51,12 @@ TEST(SimulateCli, IserMoeRunsOnThreeNvSwitchNodes) {
   EXPECT_GT(strategy(j, "iser-moe")["latency_us"].get<double>(), 0);
 }
 
+TEST(SimulateCli, AStrategyNamedTwiceIsRefused) {
+  const auto r = run_zepp("simulate --executor estimate --strategies a2av,zepp,a2av");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--strategies: names 'a2av' twice"), std::string::npos) << r.err;
+}
+
 TEST(SimulateCli, SameSeedSameReport) {
   const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
   const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
