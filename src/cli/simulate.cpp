@@ -64,6 +64,9 @@ std::string ablation_suffix(const StrategyOptions& o) {
   return s;
 }
 
+// Strategies built on Zepp's plan, which the ablation flags change (zepp+hot adds replicas to it).
+bool takes_zepp_ablations(const std::string& name) { return name == "zepp" || name.rfind("zepp+hot", 0) == 0; }
+
 // Flags that act only in another mode are refused, naming the mode (issue 23).
 void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   require(cmd.count("--iterations") == 0 || f.serve.iterations >= 1, "--iterations",
@@ -130,7 +133,7 @@ void run(const SimulateFlags& f) {
   if (!f.timeline.empty()) {
     std::vector<std::string> labels = names;
     for (auto& l : labels)
-      if (l == "zepp") l += ablation_suffix(opt);
+      if (takes_zepp_ablations(l)) l += ablation_suffix(opt);
     check_timeline_outputs(f.timeline, labels);
   }
   ResolvedWorkload r = resolve(w);
@@ -168,9 +171,10 @@ void run(const SimulateFlags& f) {
     o.planning_s = o.result.planning_s;
     outcomes.push_back(std::move(o));
   }
-  // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split).
+  // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split,
+  // zepp+hot/no-split).
   for (auto& o : outcomes)
-    if (o.name == "zepp") o.name += ablation_suffix(opt);
+    if (takes_zepp_ablations(o.name)) o.name += ablation_suffix(opt);
   if (!f.timeline.empty()) {
     std::vector<LabelledTimeline> timelines;
     for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});

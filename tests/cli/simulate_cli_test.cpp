@@ -57,6 +57,13 @@ TEST(SimulateCli, AStrategyNamedTwiceIsRefused) {
   EXPECT_NE(r.err.find("--strategies: names 'a2av' twice"), std::string::npos) << r.err;
 }
 
+TEST(SimulateCli, ZeppHotRowsNameTheZeppAblationTheyRan) {
+  const auto j = simulate_json("--executor estimate --topology dgx-h100 --strategies zepp,zepp+hot --no-split");
+  ASSERT_EQ(j["strategies"].size(), 2u);
+  EXPECT_EQ(j["strategies"][0]["name"], "zepp/no-split");
+  EXPECT_EQ(j["strategies"][1]["name"], "zepp+hot/no-split");
+}
+
 TEST(SimulateCli, SameSeedSameReport) {
   const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
   const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
