@@ -110,10 +110,17 @@ std::vector<IserReplayCase> iser_replay_cases() {
 }
 
 std::vector<IserReplayRow> run_iser_replay(const std::vector<IserReplayCase>& cases, const IserReplayOptions& opt) {
-  for (int p : opt.ep) require(p >= 4 && p % 2 == 0, "ep", "EP degrees must be even and >= 4 (got " + std::to_string(p) + ")");
-  for (int s : opt.helper_slots) require(s >= 1, "helper_slots", "must be >= 1 (got " + std::to_string(s) + ")");
+  // Bounds far past the paper's setting (EP 4-24, S = 3-4, 8 iterations; ISER-MoE accepts up
+  // to EP32, §5) that keep a run to minutes: a million helper slots ran for 41 s, 2 x 10^9
+  // iterations would run for days.
+  for (int p : opt.ep)
+    require(p >= 4 && p % 2 == 0 && p <= 1024, "ep",
+            "EP degrees must be even and in [4, 1024] (got " + std::to_string(p) + ")");
+  for (int s : opt.helper_slots)
+    require(s >= 1 && s <= 64, "helper_slots", "must be in [1, 64] (got " + std::to_string(s) + ")");
   require(opt.tokens_per_rank >= 1, "tokens_per_rank", "must be >= 1");
-  require(opt.iterations >= 1, "iterations", "must be >= 1");
+  require(opt.iterations >= 1 && opt.iterations <= 1000, "iterations",
+          "must be in [1, 1000] (got " + std::to_string(opt.iterations) + ")");
   // A batch of tokens_per_rank x P tokens is held per iteration: 2^22 (21x the paper's 8,192 x
   // 24) needs about 300 MB; 2 x 10^9 per rank ended in "out of memory (try a smaller --size-mb)".
   constexpr int64_t kMaxTokensPerIteration = int64_t(1) << 22;

@@ -69,8 +69,9 @@ struct IserReplayRow {
 
 // Runs every case at every EP and S, printing progress to stderr. An EP that does not divide a
 // model's experts gives a row with `skipped` set (ISER-MoE requires E % P == 0, §5 "Scope").
-// Throws ArgumentError naming the option (ep < 4 or odd, helper_slots < 1, tokens_per_rank < 1,
-// iterations < 1) and what reading the traces throws.
+// Throws ArgumentError naming the option (ep odd or outside [4, 1024], helper_slots outside
+// [1, 64], tokens_per_rank < 1 or above 2^22 tokens per iteration, iterations outside [1, 1000])
+// and what reading the traces throws.
 std::vector<IserReplayRow> run_iser_replay(const std::vector<IserReplayCase>& cases, const IserReplayOptions& opt);
 
 std::string iser_replay_csv(const std::vector<IserReplayRow>& rows);

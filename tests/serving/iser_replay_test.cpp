@@ -83,6 +83,16 @@ TEST(IserReplay, ArgumentErrorsNameTheOption) {
   o = {};
   o.iterations = 0;
   EXPECT_EQ(message(o).rfind("iterations:", 0), 0u);
+  // Far past the paper's setting: refused at once instead of running for minutes or days.
+  o = {};
+  o.helper_slots = {1000000};
+  EXPECT_EQ(message(o), "helper_slots: must be in [1, 64] (got 1000000)");
+  o = {};
+  o.iterations = 2000000000;
+  EXPECT_EQ(message(o), "iterations: must be in [1, 1000] (got 2000000000)");
+  o = {};
+  o.ep = {1000000};
+  EXPECT_EQ(message(o), "ep: EP degrees must be even and in [4, 1024] (got 1000000)");
   // 2 x 10^9 tokens per rank ran out of memory; refused before any trace is read.
   o = {};
   o.tokens_per_rank = 2000000000;
