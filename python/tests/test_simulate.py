@@ -57,13 +57,18 @@ def test_real_trace_matches_the_program(shared_dir):
         (dict(executor="gpu"), "executor"),
         (dict(strategies=()), "strategies"),
         (dict(gpus_per_node=-2), "gpus_per_node"),
-        (dict(warp_speed=9), "warp_speed"),
         (dict(model="gpt-5"), "model"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs, argument):
     with pytest.raises(ValueError, match=f"^{argument}"):
         zepp.simulate(size_mb=0.1, **kwargs)
+
+
+def test_an_unknown_keyword_is_a_type_error_naming_it():
+    # As Python's own calls do for an unexpected keyword argument.
+    with pytest.raises(TypeError, match="^warp_speed: unknown keyword"):
+        zepp.simulate(size_mb=0.1, warp_speed=9)
 
 
 def test_topology_preset_and_file(tmp_path):

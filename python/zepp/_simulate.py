@@ -87,7 +87,8 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
 
     Raises:
         ValueError naming the argument (checks shared with the program name its flag, e.g.
-        "--model: is required with --trace"), or the trace file and line for a malformed trace.
+        "--model: is required with --trace"), or the trace file and line for a malformed trace;
+        TypeError for an unknown keyword or an argument of the wrong type.
     """
     settings = {}
     for key, kind in _OVERRIDES.items():
@@ -96,7 +97,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
             raise ValueError(f"{key}: expected a positive number, got {value!r}")
         settings[key] = None if value is None else kind(value)
     if overrides:
-        raise ValueError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(_OVERRIDES)}")
+        raise TypeError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(_OVERRIDES)}")
     if isinstance(strategies, str):
         strategies = strategies.split(",")
     if not isinstance(strategies, (list, tuple)) or not all(isinstance(s, str) for s in strategies):
