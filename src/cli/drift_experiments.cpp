@@ -95,7 +95,18 @@ void run_iser(IserFlags f) {
   const std::string base = f.out_dir + "/iser-replay";
   check_output_dir(f.out_dir, "--out");
   for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");
-  const auto rows = run_iser_replay(cases, f.opt);
+  std::vector<IserReplayRow> rows;
+  try {
+    rows = run_iser_replay(cases, f.opt);
+  } catch (const ArgumentError& e) {  // name the flags, not the library's arguments
+    const std::string what = e.what();
+    for (const auto& [arg, flag] : {std::pair<std::string, std::string>{"ep:", "--ep:"},
+                                    {"helper_slots:", "--helper-slots:"},
+                                    {"tokens_per_rank:", "--tokens-per-rank:"},
+                                    {"iterations:", "--iterations:"}})
+      if (what.rfind(arg, 0) == 0) throw ArgumentError(flag + what.substr(arg.size()));
+    throw;
+  }
   std::filesystem::create_directories(f.out_dir);
   write_file_atomically(base + ".csv", provenance_line() + iser_replay_csv(rows), "--out");
   const std::string md = iser_replay_markdown(rows, f.opt);

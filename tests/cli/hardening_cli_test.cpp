@@ -152,7 +152,15 @@ TEST(Hardening, ZeppHotNoResidentRefusalNamesTheStrategyAsked) {
 // flags iser-replay does not have.
 TEST(Hardening, IserReplayTokensBeyondTheBatchLimitAreRefused) {
   expect_refused("experiment iser-replay --workloads deepseek --tokens-per-rank 2000000000 --out " + ::testing::TempDir(),
-                 {"tokens_per_rank: expected at most 1048576 tokens per rank at EP 4 (4194304 per iteration), got 2000000000"});
+                 {"--tokens-per-rank: expected at most 1048576 tokens per rank at EP 4 (4194304 per iteration), got 2000000000"});
+}
+
+// The library's bounds reach the user under the flags they wrote, not "helper_slots:".
+TEST(Hardening, IserReplayBoundsNameTheFlag) {
+  expect_refused("experiment iser-replay --helper-slots 1000000 --out " + ::testing::TempDir(),
+                 {"--helper-slots: must be in [1, 64] (got 1000000)"});
+  expect_refused("experiment iser-replay --ep 6,2000 --out " + ::testing::TempDir(),
+                 {"--ep: EP degrees must be even and in [4, 1024] (got 2000)"});
 }
 
 TEST(Hardening, IserReplayCountsBelowOneNameTheFlagWithoutCli11sRange) {
