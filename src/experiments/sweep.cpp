@@ -57,6 +57,7 @@ const std::map<std::string, Variant>& variants() {
       {"zepp/no-waves", {"zepp", &StrategyOptions::waves, false}},
       {"zepp/round-order-always", {"zepp", &StrategyOptions::round_order_rule, false}},
       {"zepp/no-local-first", {"zepp", &StrategyOptions::local_first, false}},
+      {"zepp/eplb-placement", {"zepp", &StrategyOptions::zepp_placement_rule, false}},
       {"epic/zepp-placement", {"epic", &StrategyOptions::epic_zepp_placement, true}},
   };
   return v;
@@ -156,7 +157,7 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
   for (const auto& s : spec.strategies) {
     StrategyOptions unused;
     require(std::find(names.begin(), names.end(), strategy_variant(s, unused)) != names.end(), "--strategies",
-            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, zepp/no-waves, zepp/round-order-always, zepp/no-local-first, "
+            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, zepp/no-waves, zepp/round-order-always, zepp/no-local-first, zepp/eplb-placement, "
             "epic/zepp-placement)");
   }
 }

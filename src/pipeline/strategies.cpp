@@ -30,7 +30,11 @@ StrategyDecision decide_eplb(const StrategyInput& in) {
 
 // Zepp (paper §4): placement §4.1, locality-preferred routing, split + merge, Algorithm 1.
 StrategyDecision decide_zepp(const StrategyInput& in) {
-  Placement p = static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
+  Placement p = static_placement(in, [&] {
+    if (in.opt.zepp_placement_rule) return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
+    const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
+    return place_eplb(in.workload.history_load, in.topo, slots, eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
+  });
   StrategyDecision d = decide_with(std::move(p), in, in.opt.locality, zepp_plan_options(in.opt));
   // Per batch (§5): E counts per GPU all-gathered, the count-level plan, the own pairs.
   const int E = in.model.num_experts, G = in.topo.num_gpus();

@@ -48,6 +48,9 @@ struct StrategyOptions {
   // epic: Zepp's §4.1 placement instead of its own co-activation placement (the report's
   // comparison of how much of epic's latency its placement accounts for).
   bool epic_zepp_placement = false;
+  // zepp: §4.1's placement; false: DeepSeek EPLB's placement with the same extra slots
+  // (`zepp/eplb-placement`, the ablation of the placement rule, issue 24), all else Zepp's.
+  bool zepp_placement_rule = true;
   bool timeline = false;      // record timeline events (sim executor)
   bool optimal = true;        // also solve equation (1) exactly (LEMON) for routing_cost_optimal_s
   PlanningMode planning = PlanningMode::Model;
