@@ -1,5 +1,6 @@
 #include "swap/strategies.hpp"
 
+#include <functional>
 
 #include "routing/routing.hpp"
 #include "core/error.hpp"
@@ -11,22 +12,32 @@ namespace {
 
 using PlanFn = ReplicationPlan (*)(const std::vector<int64_t>&, int, const Topology&, int);
 
-StrategyDecision decide_replicated(const StrategyInput& in, PlanFn plan_fn) {
-  ReplicationPlan r;
+// Per-invocation replication (MoonEP, HALO-Q, ISER-MoE): `plan` on the batch, the pairs assigned
+// to its replicas, both timed as the strategy's routing. Charged per batch: the demand of every
+// GPU (E counts each) all-gathered, replicas planned on it (E x G cells), the own pairs assigned.
+// `r` keeps the plan's weight moves and broadcasts (its counts and placement move into the
+// decision).
+StrategyDecision replicate_and_route(const StrategyInput& in, const std::function<ReplicationPlan()>& plan,
+                                     ReplicationPlan& r) {
   StrategyDecision d;
-  route_timed(d, [&] {  // replication planning and pair assignment
-    r = plan_fn(in.workload.batch.demand(), in.model.num_experts, in.topo, in.opt.extra_slots);
+  route_timed(d, [&] {
+    r = plan();
     Routing routing;
     routing.counts = std::move(r.counts);
     routing.slot_of_pair = assign_pairs(in.workload.batch, r.placement, in.topo, routing.counts);
     return routing;
   });
   d.placement = std::move(r.placement);
-  // Per batch: the demand of every GPU (E counts each) all-gathered, replicas planned on it
-  // (E x G cells), the own pairs assigned to them.
   const int E = in.model.num_experts, G = in.topo.num_gpus();
   d.planning = per_batch_work(in.workload.batch, E, double(E) * G, true);
   d.balanced_routing = false;  // the system's own assignment, not bounded by equation (1)'s C
+  return d;
+}
+
+StrategyDecision decide_replicated(const StrategyInput& in, PlanFn plan_fn) {
+  ReplicationPlan r;
+  StrategyDecision d = replicate_and_route(
+      in, [&] { return plan_fn(in.workload.batch.demand(), in.model.num_experts, in.topo, in.opt.extra_slots); }, r);
   d.make_plan = [in, moves = std::move(r.weight_moves)](const Placement& placement, const Routing& routing) {
     return build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model,
                            PlanOptions{false, false, false, 0.0}, moves);
@@ -46,24 +57,19 @@ StrategyDecision decide_iser_moe(const StrategyInput& in) {
   const int H = in.model.num_experts / in.topo.num_gpus();
   ReplicationPlan r;
   std::vector<MulticastMove> multicasts;
-  StrategyDecision d;
-  route_timed(d, [&] {  // HALO-Q and pair assignment
-    r = plan_haloq(in.workload.batch.demand(), in.model.num_experts, in.topo, in.opt.extra_slots,
-                   in.topo.gpus_per_node);
-    multicasts = iser_multicasts(r, H);
-    Routing routing;
-    routing.counts = std::move(r.counts);
-    routing.slot_of_pair = assign_pairs(in.workload.batch, r.placement, in.topo, routing.counts);
-    return routing;
-  });
-  d.placement = std::move(r.placement);
   // Charged as halo-q's (every plan starts with the all-rank count exchange, iser-moe.txt §5):
   // MegaMoE waits for the plan, so dispatch cannot start before it. The paper runs HALO-Q on
   // the COPY stream beside the shared expert; our one compute stream per GPU runs the planning
   // task first, which delays the shared expert by at most the planning time.
-  const int E = in.model.num_experts, G = in.topo.num_gpus();
-  d.planning = per_batch_work(in.workload.batch, E, double(E) * G, true);
-  d.balanced_routing = false;
+  StrategyDecision d = replicate_and_route(
+      in,
+      [&] {
+        ReplicationPlan p = plan_haloq(in.workload.batch.demand(), in.model.num_experts, in.topo,
+                                       in.opt.extra_slots, in.topo.gpus_per_node);
+        multicasts = iser_multicasts(p, H);
+        return p;
+      },
+      r);
   d.make_plan = [in, multicasts = std::move(multicasts)](const Placement& placement, const Routing& routing) {
     // MegaMoE (iser-moe.txt §4.4): dispatch, GEMMs and combine fused, each tile when its rows
     // are there (overlap, no split or merge); the shared expert first, the copy beside it.
