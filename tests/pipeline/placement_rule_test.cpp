@@ -2,19 +2,17 @@
 // placement, which is DeepSeek EPLB's with the same extra slots.
 #include <gtest/gtest.h>
 
-#include "core/presets.hpp"
+#include "../common/synthetic_layer.hpp"
 #include "pipeline/strategy.hpp"
-#include "workload/workload.hpp"
 
 namespace zepp {
 namespace {
 
 TEST(PlacementRule, EplbPlacementVariantTakesEplbsPlacementAndKeepsZeppsRouting) {
-  const ModelShape m = model_preset("kimi-k2");
-  const Topology t = topology_preset("a100", 2);
-  WorkloadOptions wo;
-  wo.size_mb = 0.25;
-  const Workload w = build_workload(nullptr, m, t, wo);
+  const test::SyntheticLayer l = test::synthetic_layer("kimi-k2", "a100", 2, 0.25);
+  const ModelShape& m = l.model;
+  const Topology& t = l.topo;
+  const Workload& w = l.workload;
   StrategyOptions zepp_rule, eplb_rule;
   eplb_rule.zepp_placement_rule = false;  // what the sweep's zepp/eplb-placement sets
   const StrategyDecision ours = find_strategy("zepp").decide(StrategyInput{w, m, t, zepp_rule});

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/synthetic_layer.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"
@@ -157,19 +158,19 @@ TEST(ZeppHot, MakesNoReplicaThatCannotPay) {
 }
 
 TEST(ZeppHot, StrategyIsZeppWhenNothingPaysAndRefusesTopologiesWithoutMulticast) {
-  const ModelShape m = model_preset("kimi-k2");
-  const Topology t = topology_preset("dgx-h100", 1);
-  WorkloadOptions wo;
-  wo.size_mb = 1;
-  const Workload w = build_workload(nullptr, m, t, wo);
+  const test::SyntheticLayer l = test::synthetic_layer("kimi-k2", "dgx-h100", 1, 1);
+  const ModelShape& m = l.model;
+  const Topology& t = l.topo;
+  const Workload& w = l.workload;
   StrategyOptions o;
   // Kimi-K2's 88 MB experts take 196 us to copy; at 1 MB (73 tokens per GPU) no excess is near.
   const StrategyDecision hot = decide_zepp_hot(StrategyInput{w, m, t, o});
   const StrategyDecision zepp = find_strategy("zepp").decide(StrategyInput{w, m, t, o});
   EXPECT_EQ(hot.placement.phy2log, zepp.placement.phy2log);
   EXPECT_EQ(hot.routing.slot_of_pair, zepp.routing.slot_of_pair);
-  const Topology pairs = topology_preset("h100", 1);  // NVLink per GPU pair: no switch to multicast in
-  const Workload wp = build_workload(nullptr, m, pairs, wo);
+  const test::SyntheticLayer lp = test::synthetic_layer("kimi-k2", "h100", 1, 1);  // NVLink per GPU pair: no switch
+  const Topology& pairs = lp.topo;
+  const Workload& wp = lp.workload;
   EXPECT_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}), ArgumentError);
   EXPECT_NO_THROW(decide_zepp_hot(StrategyInput{wp, m, pairs, o}, {false, true}));
   EXPECT_THROW(plan_hot(w.batch, zepp.placement, Routing{}, t, m, HotOptions{}), ArgumentError);

@@ -2,7 +2,10 @@
 // pure group or this is its widest broadcast into a group containing it, SAMI otherwise.
 #include <gtest/gtest.h>
 
+#include "../common/synthetic_layer.hpp"
+#include "core/error.hpp"
 #include "swap/iser.hpp"
+#include "swap/strategies.hpp"
 
 using namespace zepp;
 
@@ -52,17 +55,11 @@ TEST(IserRule, PureGroupKeepsEveryOwnerInsideOnItsOwnPort) {
   EXPECT_FALSE(n[2].sami);
 }
 
-#include "core/error.hpp"
-#include "core/presets.hpp"
-#include "swap/strategies.hpp"
-#include "workload/workload.hpp"
-
 TEST(IserMoe, MulticastsItsReplicasBesideTheSharedExpertAndRefusesPerPairTopologies) {
-  const ModelShape m = model_preset("kimi-k2");
-  const Topology t = topology_preset("dgx-h100", 1);
-  WorkloadOptions wo;
-  wo.size_mb = 1;
-  const Workload w = build_workload(nullptr, m, t, wo);
+  const test::SyntheticLayer l = test::synthetic_layer("kimi-k2", "dgx-h100", 1, 1);
+  const ModelShape& m = l.model;
+  const Topology& t = l.topo;
+  const Workload& w = l.workload;
   StrategyOptions o;
   const StrategyDecision d = decide_iser_moe(StrategyInput{w, m, t, o});
   const CommPlan plan = d.make_plan(d.placement, d.routing);
