@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "core/error.hpp"
-#include "placement/placement.hpp"
 #include "swap/hot.hpp"
 
 namespace zepp {
@@ -13,9 +12,7 @@ StrategyDecision decide_zepp_hot(const StrategyInput& in, const ZeppHotParts& pa
           std::string(parts.resident ? "zepp+hot" : "zepp+hot/no-resident") +
               " needs NVSwitch nodes with in-switch multicast (topology " + in.topo.name +
               " has none; zepp+hot/no-multicast copies point to point)");
-  Placement p = static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
-  const PlanOptions zepp_plan = zepp_plan_options(in.opt);
-  StrategyDecision d = decide_with(std::move(p), in, in.opt.locality, zepp_plan);
+  StrategyDecision d = find_strategy("zepp").decide(in);  // Zepp's decision, then the hot pass on it
 
   HotOptions ho;
   ho.helper_slots = in.opt.extra_slots;
@@ -33,7 +30,7 @@ StrategyDecision decide_zepp_hot(const StrategyInput& in, const ZeppHotParts& pa
   d.routing = std::move(h.routing);
   d.balanced_routing = false;  // helper slots lie outside equation (1)'s bounds
   d.locality_routing = false;  // ranks need the hot pass too, not the count-level plan alone
-  PlanOptions plan = zepp_plan;
+  PlanOptions plan = zepp_plan_options(in.opt);
   plan.shared_expert_window = true;
   d.make_plan = [in, plan, moves = std::move(h.weight_moves), casts = std::move(h.multicasts)](
                     const Placement& placement, const Routing& routing) {
