@@ -35,6 +35,7 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"best_refused_saved_us_per_iteration", it.best_refused.saved_per_iteration_s * 1e6},
           {"best_refused_unhidden_us", it.best_refused.unhidden_s * 1e6},
           {"best_refused_weight_us", it.best_refused.weight_s * 1e6},
+          {"best_refused_dispatch_us", it.best_refused.dispatch_s * 1e6},
           {"swap_horizon", it.best_refused.horizon},
           {"weight_moves", it.weight_moves},
           {"token_nic_mb", it.token_nic_bytes / MB},
@@ -67,10 +68,12 @@ std::string swap_summary(const nlohmann::json& iterations, int horizon) {
   else if (accepted == 0 && refused == 0) line += "; none: no swap inside a node lowered the busiest GPU's load";
   else if (accepted == 0)
     line += fmt::format("; none paid: the best saved {:.1f} us per iteration x {} = {:.1f} us <= {:.1f} us of its "
-                        "{:.1f} us weight transfer not hidden behind independent compute",
+                        "{:.1f} us weight transfer not hidden behind the independent compute left after the {:.1f} us "
+                        "dispatch",
                         (*best)["best_refused_saved_us_per_iteration"].get<double>(), horizon,
                         (*best)["best_refused_saved_us_per_iteration"].get<double>() * horizon,
-                        (*best)["best_refused_unhidden_us"].get<double>(), (*best)["best_refused_weight_us"].get<double>());
+                        (*best)["best_refused_unhidden_us"].get<double>(), (*best)["best_refused_weight_us"].get<double>(),
+                        (*best)["best_refused_dispatch_us"].get<double>());
   return line + "\n";
 }
 

@@ -5,6 +5,7 @@
 #include "baselines/baselines.hpp"
 #include "core/error.hpp"
 #include "placement/placement.hpp"
+#include "routing/routing.hpp"
 #include "pipeline/strategy.hpp"
 #include "pipeline/zepp_hot.hpp"
 #include "swap/strategies.hpp"
@@ -59,15 +60,21 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   SwapCosts costs = swap_costs(in.model, in.topo);
   costs.horizon = in.opt.swap_horizon;
   const auto t0 = std::chrono::steady_clock::now();
+  // The dispatch time from the batch's count-level routing before swaps (what every rank has
+  // from the all-gathered counts): weights move after dispatch (swap/swap.hpp).
+  costs.dispatch_seconds = dispatch_time(
+      route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack), start, in.topo, in.model);
   SwapPlan sp = plan_swaps(expert_demand(in.workload.batch), start, in.topo, in.opt.balance_slack, costs);
   const double swap_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (in.state) in.state->placement = sp.placement;
   const PlanOptions plan = zepp_plan_options(in.opt);
   StrategyDecision d = decide_with(std::move(sp.placement), in, in.opt.locality, plan);
-  // Per batch: zepp's work plus swap planning on the gathered demand (counted as another
-  // count-level pass over E x G cells; plan_swaps has no benchmark of its own).
+  // Per batch: zepp's work (its count-level plan on the placement before swaps also gives the
+  // dispatch time), the swap search, counted as one more count-level pass over E x G cells
+  // (plan_swaps has no benchmark of its own), and when swaps moved experts, the count-level
+  // plan again on the new placement.
   const int E = in.model.num_experts, G = in.topo.num_gpus();
-  d.planning = per_batch_work(in.workload.batch, E, 2.0 * E * G, true);
+  d.planning = per_batch_work(in.workload.batch, E, (sp.swaps.empty() ? 2.0 : 3.0) * E * G, true);
   d.swaps = int(sp.swaps.size());
   d.swap_wall_s = swap_wall_s;
   d.swap_triggered = sp.triggered;

@@ -126,13 +126,33 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo) {
   return c;
 }
 
+double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
+                     const ModelShape& model) {
+  placement.validate("placement");
+  const int G = placement.num_gpus, per_node = topo.gpus_per_node;
+  require(topo.num_gpus() == G && per_node > 0, "topo",
+          "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(G));
+  if (topo.nodes <= 1) return 0;
+  require(topo.nic_bw > 0 && std::isfinite(topo.nic_bw), "topo", "nic_bw must be positive with more than one node");
+  std::vector<double> out(topo.nodes, 0.0), in(topo.nodes, 0.0);
+  for (const RouteCount& c : counts) {
+    require(c.slot >= 0 && c.slot < placement.num_slots() && c.src_gpu >= 0 && c.src_gpu < G && c.tokens >= 0,
+            "counts", "entry (expert " + std::to_string(c.expert) + ", src_gpu " + std::to_string(c.src_gpu) +
+                          ", slot " + std::to_string(c.slot) + ") is outside the placement or negative");
+    const int from = c.src_gpu / per_node, to = placement.gpu_of_slot(c.slot) / per_node;
+    if (from != to) out[from] += double(c.tokens), in[to] += double(c.tokens);
+  }
+  double rows = 0;
+  for (int n = 0; n < topo.nodes; ++n) rows = std::max({rows, out[n], in[n]});
+  return rows * model.token_bytes() / (double(per_node) * topo.nic_bw);
+}
+
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
                     double balance_slack, const SwapCosts& costs) {
   check_demand(demand, placement);
-  require(costs.pair_seconds >= 0 && costs.weight_seconds >= 0 && costs.weight_read_seconds >= 0 &&
-              std::isfinite(costs.pair_seconds) && std::isfinite(costs.weight_seconds) &&
-              std::isfinite(costs.weight_read_seconds),
-          "costs", "pair_seconds, weight_seconds and weight_read_seconds must be finite and >= 0");
+  for (const double v : {costs.pair_seconds, costs.weight_seconds, costs.weight_read_seconds, costs.dispatch_seconds})
+    require(v >= 0 && std::isfinite(v), "costs",
+            "pair_seconds, weight_seconds, weight_read_seconds and dispatch_seconds must be finite and >= 0");
   require(costs.horizon >= 1, "costs", "horizon must be >= 1 iteration, got " + std::to_string(costs.horizon));
   require(topo.num_gpus() == placement.num_gpus && topo.gpus_per_node > 0, "topo",
           "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(placement.num_gpus));
@@ -153,7 +173,8 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   std::vector<int> moved_in(G, 0);
   std::vector<double> moved_load(G, 0.0);
   const auto wait = [&](double load_g, int in, double in_load) {
-    return std::max(0.0, costs.weight_seconds * in - (load_g - in_load) * costs.pair_seconds);
+    const double after_dispatch = std::max(0.0, (load_g - in_load) * costs.pair_seconds - costs.dispatch_seconds);
+    return std::max(0.0, costs.weight_seconds * in - after_dispatch);
   };
   // Roofline time of GPU g's GEMMs under p2l, with slot `a` holding expert ea and `b` eb.
   const int spg = placement.slots_per_gpu;
@@ -194,7 +215,8 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
         const double saved_per_iteration = before - after;
         if (costs.weight_seconds > 0 && saved_per_iteration * costs.horizon <= unhidden) {
           if (++out.refused_for_cost == 1 || saved_per_iteration > out.best_refused.saved_per_iteration_s)
-            out.best_refused = {saved_per_iteration, unhidden, costs.weight_seconds, costs.horizon};
+            out.best_refused = {saved_per_iteration, unhidden, costs.weight_seconds, costs.dispatch_seconds,
+                                costs.horizon};
           continue;
         }
         ++moved_in[h], moved_load[h] += w[p2l[c.b]];

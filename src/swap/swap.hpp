@@ -38,8 +38,9 @@ struct SwapPlan {
   // The refused swap that saved the most (its rule's figures, for "why none"): compute removed
   // from the pair's maximum per iteration, the horizon it was summed over, and the part of its
   // weight transfer not hidden behind independent compute (all seconds; zero when none refused).
+  // dispatch_s: the costs' dispatch_seconds (compute before it hid nothing).
   struct Refusal {
-    double saved_per_iteration_s = 0, unhidden_s = 0, weight_s = 0;
+    double saved_per_iteration_s = 0, unhidden_s = 0, weight_s = 0, dispatch_s = 0;
     int horizon = 0;
   } best_refused;
   // One per slot whose expert changed: its new expert's weights come from a GPU of the same
@@ -64,10 +65,28 @@ struct SwapCosts {
   // (core/roofline.hpp), so below the ridge moving rows off a GPU saves nothing. 0: token
   // loads only (every GEMM compute-bound).
   double weight_read_seconds = 0;
+  // The layer's dispatch on its busiest node's NICs (dispatch_time): a swap's weights move after
+  // dispatch (weights_after_dispatch), so compute done during dispatch cannot hide them. 0: no
+  // inter-node dispatch (one node) or not estimated.
+  double dispatch_seconds = 0;
 };
 // The costs for `model` on `topo`. Throws ArgumentError ("topo") for a non-positive
 // peak_flops, nvlink_bw or hbm_bw.
 SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
+
+// The dispatch time of a count-level routing (`counts`, M^e_ij of route_locality_counts on the
+// batch's demand, before any swap: swaps keep every expert's nodes, so they leave the
+// inter-node pairs alone), for SwapCosts::dispatch_seconds. Node n sends out_n pairs to other
+// nodes and receives in_n, over gpus_per_node NICs of topo.nic_bw per direction (§4.2's split
+// spreads a node's traffic over its NICs):
+//   max_n max(out_n, in_n) · token_bytes / (gpus_per_node · nic_bw)   seconds.
+// Pairs, not merged rows: what every rank knows from the all-gathered counts (§5); merge only
+// lowers the bytes, so this is an upper estimate, and it counts less compute as hiding a swap's
+// weights (conservative). Returns 0 on one node. Throws ArgumentError ("counts: ...") for a slot
+// or source GPU outside the placement or negative tokens, ("topo: ...") for a GPU count other
+// than the placement's or a non-positive nic_bw with more than one node.
+double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
+                     const ModelShape& model);
 
 // Greedy swap search (§5). Triggered only when max_j L̂_j > (1 + balance_slack) · mean. Then,
 // repeatedly, the most loaded GPU h above that bound is paired with the GPUs of its node that
@@ -78,14 +97,19 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
 // the compute it removes from the pair's maximum, summed over the iterations the swap lives,
 // where T_g = Σ over g's slots with rows of max(weight_read_seconds, rows · pair_seconds), the
 // roofline time of g's GEMMs before (T) and after (T') the swap (with weight_read_seconds 0 this
-// is (L̂_h − max) · pair_seconds);
+// is (L̂_h − max) · pair_seconds). All of it counts even when the GEMMs take less than the
+// layer's NIC time: combine waits for them, so the busiest GPU's compute stays on the critical
+// path (counting only the compute above a NIC floor refused the swaps that shorten Figure 12's
+// DeepSeek and Qwen3 layers by 1-2.5% on the timeline);
 // against the part of its weight transfer the schedule cannot hide. A swap brings one expert's
-// weights into each GPU of the pair over NVLink; while they move, the GPU computes the experts
-// that need no moved weights (§4.3's overlap), so GPU g waits
-//   wait_g = max(0, costs.weight_seconds · moved_in_g − (L̂_g − moved_load_g) · pair_seconds),
+// weights into each GPU of the pair over NVLink after dispatch; while they move, the GPU
+// computes the experts that need no moved weights (§4.3's overlap), so GPU g waits
+//   wait_g = max(0, costs.weight_seconds · moved_in_g
+//                   − max(0, (L̂_g − moved_load_g) · pair_seconds − dispatch_seconds)),
 // with moved_in_g the experts moved into g so far (this swap included) and moved_load_g their
-// load there; unhidden is the largest rise of wait_g over the pair. Dispatch, which also hides
-// part of the transfer, is not counted (conservative). Default costs (zero) accept on load
+// load there: of the independent compute, only what is left once dispatch ends hides the
+// weights (at least its total minus the dispatch time, however much ran during dispatch);
+// unhidden is the largest rise of wait_g over the pair. Default costs (zero) accept on load
 // alone. A swap never puts a second replica of an expert on a GPU. Stops when no GPU is above
 // the bound or none of the overloaded GPUs has an accepted swap. Every accepted swap strictly
 // lowers the sorted load vector, so the search ends. Deterministic: ties go to the lowest GPU

@@ -201,6 +201,50 @@ TEST(Swap, LlamaFourExpertNeverPays) {
   EXPECT_TRUE(plan_swaps({100, 100, 10, 10}, placement_of(2, 4, {0, 1, 2, 3}), t, 0.1, costs).swaps.empty());
 }
 
+TEST(Swap, ComputeDuringDispatchHidesNoWeights) {
+  // Weights move after dispatch (weights_after_dispatch). The paid case again (8.9 s unhidden
+  // when all independent compute hides the transfer), with a dispatch of 4 s: GPU 0's 10 s of
+  // independent compute leave at least 6 s after dispatch (9.9 - 6 = 3.9 s wait), GPU 1's 1 s
+  // leaves none (9.9 s wait): 9.9 s unhidden > 9 s saved, refused.
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  SwapCosts costs{1.0, 9.9};
+  costs.dispatch_seconds = 4.0;
+  const SwapPlan s = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  EXPECT_TRUE(s.swaps.empty());
+  EXPECT_DOUBLE_EQ(s.best_refused.saved_per_iteration_s, 9.0);
+  EXPECT_DOUBLE_EQ(s.best_refused.unhidden_s, 9.9);
+  EXPECT_DOUBLE_EQ(s.best_refused.dispatch_s, 4.0);
+  costs.horizon = 2;  // 18 s saved over two iterations pay for it
+  EXPECT_EQ(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs).swaps.size(), 1u);
+  costs.dispatch_seconds = -1.0;
+  EXPECT_THROW(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs), ArgumentError);
+}
+
+TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
+  // 2 nodes x 2 GPUs, one slot each (experts 0..3). GPU 0 (node 0) sends 10 pairs to slot 2
+  // (node 1), GPU 1 keeps 5 on its node (slot 1), GPU 3 (node 1) sends 4 to slot 0 (node 0):
+  // out = {10, 4}, in = {4, 10}. A row of 1000 x 2 bytes over 2 NICs of 1000 B/s takes 1 s:
+  // dispatch max(10, 4, 4, 10) = 10 s.
+  const Placement p = placement_of(4, 4, {0, 1, 2, 3});
+  Topology t = topo_of(2, 2);
+  t.nic_bw = 1000;
+  ModelShape m;
+  m.hidden = 1000;
+  const std::vector<RouteCount> counts = {{0, 3, 0, 4}, {1, 1, 1, 5}, {2, 0, 2, 10}};
+  EXPECT_DOUBLE_EQ(dispatch_time(counts, p, t, m), 10.0);
+  EXPECT_EQ(dispatch_time({}, p, t, m), 0.0);
+  EXPECT_EQ(dispatch_time(counts, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), m), 0.0);  // one node
+  try {
+    dispatch_time({{0, 0, 9, 1}}, p, t, m);
+    ADD_FAILURE() << "slot 9 accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("counts:", 0), 0u) << e.what();
+  }
+  EXPECT_THROW(dispatch_time(counts, p, topo_of(1, 3), m), ArgumentError);  // GPU count differs
+  t.nic_bw = 0;
+  EXPECT_THROW(dispatch_time(counts, p, t, m), ArgumentError);
+}
+
 TEST(Swap, CostsFromTheRoofline) {
   // Llama-4-Maverick on A100 nodes: 6 * 5120 * 8192 / 312e12 s per pair, 3 * 5120 * 8192 * 2
   // bytes (251.7 MB) of weights at 100 GB/s: 2.5 ms, the compute of ~3100 pairs.
