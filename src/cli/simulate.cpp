@@ -79,6 +79,17 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   require_mode(cmd, {"--drift-groups"}, f.serve.drift != "none", "--drift only or --drift rotating");
   require(f.serve.period >= 1, "--drift-period", "expected iterations per dataset >= 1, got " + std::to_string(f.serve.period));
   require(f.serve.groups >= 1, "--drift-groups", "expected a number of groups >= 1, got " + std::to_string(f.serve.groups));
+  // Zepp's ablation flags and the swap horizon change only Zepp's strategies (a2av --no-merge
+  // ran plain a2av and printed it as if ablated nothing).
+  const auto names = split_list(f.strategies);
+  const auto named = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
+  require_mode(cmd,
+               {"--no-split", "--no-merge", "--no-overlap", "--no-locality", "--no-waves", "--round-order-always",
+                "--no-local-first"},
+               named([](const std::string& n) { return n.rfind("zepp", 0) == 0; }),
+               "a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)");
+  require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
+               "zepp+swaps in --strategies");
 }
 
 void run(const SimulateFlags& f) {

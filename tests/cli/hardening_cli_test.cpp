@@ -105,6 +105,10 @@ TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused(serve + "--drift-period 3", {"--drift-period: only acts with --drift rotating"});
   expect_refused(serve + "--drift rotating --drift-period 0", {"--drift-period: expected iterations per dataset >= 1, got 0"});
   expect_refused(serve + "--drift only --drift-groups 0", {"--drift-groups: expected a number of groups >= 1, got 0"});
+  // Zepp's ablations on baselines alone were ignored and printed as plain rows.
+  expect_refused("simulate --strategies a2av,epic --no-merge",
+                 {"--no-merge: only acts with a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)"});
+  expect_refused("simulate --strategies zepp --swap-horizon 4", {"--swap-horizon: only acts with zepp+swaps in --strategies"});
 }
 
 TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
