@@ -53,18 +53,24 @@ template <class Id>
 
 }  // namespace
 
-// Keys of GPUs [g0, g1). Key (i, e) keeps its entries at ents_[i * S + rep_begin_[e] ..], room
-// for one per replica, so ranges of GPUs never share memory. Three stable passes over the
-// replicas (ascending slots): own GPU, rest of the node, other nodes.
-void Router::build_quotas(std::span<const int64_t> m, int g0, int g1) {
+// Keys of GPUs [g0, g1), stored from row `home` on: key (i, e) is keys_[(i - home) * E + e] and
+// keeps its entries at ents_[(i - home) * (S + 1) + rep_begin_[e] ..], room for one per replica,
+// so ranges of GPUs never share memory; the extra entry per GPU is padding that the assignment
+// may read (never write) past a key's last entry. One rank's call (route_rank) uses row 0
+// whatever its rank: the same few kilobytes stay in cache from call to call. Three stable passes
+// over the replicas (ascending slots): own GPU, rest of the node, other nodes.
+void Router::build_quotas(std::span<const int64_t> m, int g0, int g1, int home) {
   const int G = G_;
   for (int i = g0; i < g1; ++i) {
     const int own_node = i / gpn_;
+    Quota* const keys = &keys_[size_t(i - home) * E_];
+    const int32_t row = int32_t(size_t(i - home) * (S_ + 1));
+    ents_[size_t(row) + S_] = {-1, -1, 0};  // the padding entry
     for (int e = 0; e < E_; ++e) {
       const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
-      const int32_t base = int32_t(size_t(i) * S_ + b);
+      const int32_t base = row + b;
       int32_t w = base;
-      Quota& qk = keys_[size_t(i) * E_ + e];
+      Quota& qk = keys[e];
       if (r == 1) {  // most experts: one entry or none, local or remote
         const int64_t n = m[size_t(rep_slot_[b]) * G + i];
         const bool local = rep_node_[b] == own_node;
@@ -91,18 +97,20 @@ void Router::build_quotas(std::span<const int64_t> m, int g0, int g1) {
   }
 }
 
-void Router::check_quotas_used(int g0, int g1) const {
+void Router::check_quotas_used(int g0, int g1, int home) const {
   for (int i = g0; i < g1; ++i)
     for (int e = 0; e < E_; ++e) {
-      const Quota& qk = keys_[size_t(i) * E_ + e];
+      const Quota& qk = keys_[size_t(i - home) * E_ + e];
       if (qk.cur != qk.local_end || qk.remote_end != qk.local_end) mismatch(i, e, "more");
     }
 }
 
-// Assigns the tokens of GPUs [g0, g1), in token order. Returns the index of the first token
-// whose pairs the counts cannot serve (-1 if none), with its error in `error`.
+// Assigns the tokens of GPUs [g0, g1), in token order, with their keys stored from row `home`
+// (build_quotas). Returns the index of the first token whose pairs the counts cannot serve (-1
+// if none), with its error in `error`.
 template <class Id, class Src, class Out>
-int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, std::exception_ptr& error) {
+int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, int home,
+                            std::exception_ptr& error) {
   const int k = tokens.k;
   // Raw pointers copied into the lambdas, so the hot loop keeps them in registers.
   Entry* const ents = ents_.data();
@@ -129,8 +137,10 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
     for (int32_t z = qk.local_end; z < qk.remote_end; ++z) qk.remote |= node_bit(ents[z].node);
   };
   // Token t of GPU i; false when the counts fall short.
-  auto token = [=, &error](int i, int64_t t) __attribute__((always_inline)) {
-    Quota* const kq = keys + size_t(i) * E;
+  // Where a remote pair's quota decrement goes (nowhere): the local step below is branch-free.
+  int64_t sink = 0;
+  auto token = [=, &error, &sink](int i, int64_t t) __attribute__((always_inline)) {
+    Quota* const kq = keys + size_t(i - home) * E;
     const Id* ids = ids0 + t * k;
     Out* out = out0 + t * k;
     int np = 0;
@@ -139,15 +149,21 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
         out[q] = Out(-1);
         continue;
       }
+      // Whether a pair is served on its node is data (about as often yes as no on real
+      // traces), so it selects instead of branching: a remote pair reads the entry at cur ==
+      // local_end (its first remote entry, the next key's or the padding: read only), writes
+      // its slot to out[q] (take() overwrites it) and its decrement to `sink`, and is queued.
       Quota& qk = kq[ids[q]];
-      if (qk.cur < qk.local_end) {
-        Entry& en = ents[qk.cur];
-        out[q] = Out(en.slot);
-        if (--en.quota == 0) ++qk.cur;
-      } else {
-        pend_key[np] = &qk;
-        pend[np++] = q;
-      }
+      const int32_t cur = qk.cur;
+      const bool local = cur < qk.local_end;
+      Entry& en = ents[cur];
+      out[q] = Out(en.slot);
+      const int64_t left = en.quota - 1;
+      *(local ? &en.quota : &sink) = left;
+      qk.cur = cur + int32_t(local & (left == 0));
+      pend_key[np] = &qk;
+      pend[np] = q;
+      np += !local;
     }
     // Every pending pair with exactly one remote entry (the common case: most experts have one
     // replica, or all of a source's remote quota on one): each takes its entry whatever the
@@ -238,7 +254,7 @@ template <class Id, class Src, class Out>
 void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const int64_t> m, int threads) {
   check_dense_counts(m, S_, G_);
   if (threads < 1) throw ArgumentError("threads: expected at least 1, got " + std::to_string(threads));
-  ents_.resize(size_t(G_) * S_);
+  ents_.resize(size_t(G_) * (S_ + 1));
   keys_.resize(size_t(G_) * E_);
   // Contiguous GPU ranges of about equal demand, one per thread.
   const int n = std::min(threads, G_);
@@ -258,8 +274,8 @@ void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const i
   std::vector<std::exception_ptr> error(n);
   run_workers(n, [&](int w, int) {
     try {
-      build_quotas(m, cut[w], cut[w + 1]);
-      failed[w] = assign_gpus(tokens, cut[w], cut[w + 1], error[w]);
+      build_quotas(m, cut[w], cut[w + 1], 0);
+      failed[w] = assign_gpus(tokens, cut[w], cut[w + 1], 0, error[w]);
     } catch (...) {
       failed[w] = 0;
       error[w] = std::current_exception();
@@ -271,7 +287,7 @@ void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const i
   for (int w = 0; w < n; ++w)
     if (error[w] && (first < 0 || failed[w] < failed[first])) first = w;
   if (first >= 0) std::rethrow_exception(error[first]);
-  check_quotas_used(0, G_);
+  check_quotas_used(0, G_, 0);
 }
 
 void Router::assign(const RoutingBatch& batch, std::span<const int64_t> m, std::span<int32_t> slot_of_pair,
@@ -347,13 +363,13 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
   if (bad)
     for (int64_t p = 0; p < P; ++p)
       if (uint64_t(int64_t(topk[p]) + 1) >= E1) bad_id(topk, p / k, k, int(p % k), E_);
-  ents_.resize(size_t(G_) * S_);
-  keys_.resize(size_t(G_) * E_);
-  build_quotas(m, rank, rank + 1);
+  if (ents_.size() < size_t(S_) + 1) ents_.resize(size_t(S_) + 1);  // one GPU's keys, in row 0
+  if (keys_.size() < size_t(E_)) keys_.resize(size_t(E_));
+  build_quotas(m, rank, rank + 1, rank);
   const Tokens<Id, int32_t, Out> tokens{topk, slot_of_pair, k, T, nullptr, nullptr};
   std::exception_ptr error;
-  if (assign_gpus(tokens, rank, rank + 1, error) >= 0) std::rethrow_exception(error);
-  check_quotas_used(rank, rank + 1);
+  if (assign_gpus(tokens, rank, rank + 1, rank, error) >= 0) std::rethrow_exception(error);
+  check_quotas_used(rank, rank + 1, rank);
 }
 
 template void Router::count_rank(const int32_t*, int64_t, int, std::span<int64_t>) const;

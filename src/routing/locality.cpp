@@ -133,7 +133,7 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     // into few, large pieces: fewer messages and fewer destination nodes per token for
     // assign_pairs to consolidate. Ties go to the lower slot id. `order` is sorted by (load, j)
     // once; afterwards only the slots a source just filled have larger loads, and each moves
-    // right to its place (binary search), the rightmost first, so `order` is sorted again
+    // right to its place, the rightmost first, so `order` is sorted again
     // before the next source without re-sorting.
     if (remaining == 0) continue;
     auto before = [&](int32_t a, int32_t c) { return load[a] < load[c] || (load[a] == load[c] && a < c); };
@@ -145,12 +145,11 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
       for (int a = 0; a < r && rem[i] > 0; ++a)
         if (node[order[a]] != own && give(i, order[a])) touched[filled++] = a;
       if (rem[i] != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
-      for (int f = filled - 1; f >= 0; --f) {
-        const int a = touched[f];
+      for (int f = filled - 1; f >= 0; --f) {  // insertion: r is small, a call to memmove is not
+        int a = touched[f];
         const int32_t j = order[a];
-        int32_t* const to = std::upper_bound(order + a + 1, order + r, j, before);
-        std::move(order + a + 1, to, order + a);
-        to[-1] = j;
+        for (; a + 1 < r && before(order[a + 1], j); ++a) order[a] = order[a + 1];
+        order[a] = j;
       }
       if (remaining == 0) break;
     }

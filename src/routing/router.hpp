@@ -142,13 +142,13 @@ class Router {
   template <class Id, class Src, class Out>
   void assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const int64_t> m, int threads);
   template <class Id, class Src, class Out>
-  int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, std::exception_ptr& error);
+  int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, int home, std::exception_ptr& error);
   // route_counts on demand d read at d[e * se + i * si] (se, si: the layout's strides).
   // Both return false when an entry is negative (m then unspecified).
   bool count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
   bool even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
-  void build_quotas(std::span<const int64_t> m, int g0, int g1);
-  void check_quotas_used(int g0, int g1) const;
+  void build_quotas(std::span<const int64_t> m, int g0, int g1, int home);
+  void check_quotas_used(int g0, int g1, int home) const;
 
   Placement placement_;
   double slack_;
@@ -162,7 +162,8 @@ class Router {
   // route_counts' per-expert buffers.
   std::vector<int64_t> load_, rem_;
   std::vector<int32_t> order_, touched_;
-  // assign's buffers: quota entries per (source GPU, expert) key and the keys, [G * E].
+  // assign's buffers: quota entries per (source GPU, expert) key, [G * (S + 1)], and the keys,
+  // [G * E] (route_rank: one GPU's, row 0).
   std::vector<Entry> ents_;
   std::vector<Quota> keys_;
   std::vector<int64_t> demand_, plan_;

@@ -122,6 +122,32 @@ RC_GTEST_PROP(RankRouting, EvenRankIsRouteEvenPerRank, ()) {
   RC_ASSERT(m == m2);
 }
 
+// One Router serving every rank in turn, in random order, between global calls: route_rank keeps
+// one rank's keys in the first row of buffers that route_tokens sizes for all GPUs, and may read
+// past a key's last entry (its padding); neither may leak from call to call.
+RC_GTEST_PROP(RankRouting, ReusedRouterGivesFreshRoutersSlots, ()) {
+  const test::RankCase c = test::random_rank_case(*rc::gen::arbitrary<bool>());
+  const int G = c.placement.num_gpus, k = c.top_k;
+  std::vector<int64_t> m;
+  const auto want = test::route_every_rank(c, m);  // a fresh Router per rank
+  const Global g = interleave(c);
+  std::vector<int32_t> global_want(g.ids.size()), global_slots(g.ids.size());
+  Router(c.placement, c.topo, c.slack).route_tokens(g.ids.data(), g.src.data(), int64_t(g.src.size()), k,
+                                                    global_want.data());
+  Router router(c.placement, c.topo, c.slack);
+  const auto ranks = *rc::gen::container<std::vector<int>>(2 * G, rc::gen::inRange(0, G));
+  for (int rank : ranks) {
+    if (*rc::gen::arbitrary<bool>()) {
+      std::fill(global_slots.begin(), global_slots.end(), -7);
+      router.route_tokens(g.ids.data(), g.src.data(), int64_t(g.src.size()), k, global_slots.data());
+      RC_ASSERT(global_slots == global_want);
+    }
+    std::vector<int32_t> slots(c.ids[rank].size(), -7);
+    router.route_rank(c.ids[rank].data(), int64_t(c.ids[rank].size()) / k, k, rank, m, slots.data());
+    RC_ASSERT(slots == want[rank]);
+  }
+}
+
 // Two nodes x 2 GPUs, experts 0..3 one slot each on GPUs 0..3, expert 0 also on GPU 2:
 // rank 0's tokens with hand-checked counts, plan and slots.
 TEST(RankRouting, HandCaseWithPadding) {
