@@ -56,6 +56,33 @@ void Router::plan(std::span<const int64_t> counts, std::span<int64_t> m) {
   if (!count_plan(counts.data(), 1, size_t(E_), m.data())) check_rank_counts(counts, G_, E_);
 }
 
+// Rank-major counts (demand of (e, i) at demand[i * si + e]): single-replica experts copy their
+// columns for 8 ranks at a time, so each of the 8 ranks' rows is read in order (8 sequential
+// streams) and every expert's row of m gets 8 adjacent entries, a cache line, per visit (a
+// column at a time would touch a new cache line per entry). Experts are independent: the order
+// of this pass and the callers' loops does not change m. Returns the entries' sign bits ORed.
+uint64_t Router::copy_single_rank_major(const int64_t* demand, size_t si, int64_t* m) const {
+  const int G = G_;
+  uint64_t signs = 0;
+  const int32_t* const one = single_.data();
+  const int32_t* const one_slot = single_slot_.data();
+  const int n1 = int(single_.size());
+  int i0 = 0;
+  for (; i0 + 8 <= G; i0 += 8) {
+    const int64_t* const src = demand + size_t(i0) * si;
+    for (int a = 0; a < n1; ++a) {
+      const int64_t* const col = src + one[a];
+      int64_t* const dst = m + size_t(one_slot[a]) * G + i0;
+      for (int x = 0; x < 8; ++x) signs |= uint64_t(dst[x] = col[x * si]);
+    }
+  }
+  for (; i0 < G; ++i0) {
+    const int64_t* const src = demand + size_t(i0) * si;
+    for (int a = 0; a < n1; ++a) signs |= uint64_t(m[size_t(one_slot[a]) * G + i0] = src[one[a]]);
+  }
+  return signs;
+}
+
 // The water-filling of the opening comment; demand of (expert e, GPU i) is d[e * se + i * si].
 // Returns false, leaving m unfinished, when an entry is negative (the sign bits of every entry
 // are ORed while it is read: no separate validation pass over the demand).
@@ -66,23 +93,7 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
   int64_t* const rem = rem_.data();
   int32_t* const order = order_.data();
   int32_t* const touched = touched_.data();
-  if (si != 1) {
-    // Rank-major counts: single-replica experts copy their columns 8 at a time, so each rank's
-    // row is read a cache line at a time and 8 rows of m are written in order (a column at a
-    // time would touch a new cache line per entry). Experts are independent: the order of
-    // this pass and the loop below does not change m.
-    const int32_t* const one = single_.data();
-    const int n1 = int(single_.size());
-    for (int a = 0; a < n1; a += 8) {
-      const int c = std::min(8, n1 - a);
-      int64_t* rows[8];
-      for (int x = 0; x < c; ++x) rows[x] = m + size_t(rep_slot_[rep_begin_[one[a + x]]]) * G;
-      for (int i = 0; i < G; ++i) {
-        const int64_t* const src = demand + size_t(i) * si;
-        for (int x = 0; x < c; ++x) signs |= uint64_t(rows[x][i] = src[one[a + x]]);
-      }
-    }
-  }
+  if (si != 1) signs = copy_single_rank_major(demand, si, m);
   for (int e = 0; e < E_; ++e) {
     const int64_t* const d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
@@ -141,6 +152,27 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     for (int i = 0; i < G; ++i) {
       if (rem[i] == 0) continue;
       const int own = gpu_node_[i];
+      // The common case, first: the first remote slot in `order` has room for all of rem_i and
+      // the slack covers it, so give() would allocate x = rem_i there and the loop below would
+      // stop; done here without the loop's bookkeeping (the same operations, the same m).
+      int first = 0;
+      while (first < r && node[order[first]] == own) ++first;
+      if (first < r) {
+        const int32_t j = order[first];
+        const int64_t n = rem[i];
+        if (n <= upper - load[j] && n <= remaining - unmet_total) {
+          unmet_total -= std::min(n, std::max<int64_t>(0, lower - load[j]));
+          load[j] += n;
+          rem[i] = 0;
+          remaining -= n;
+          m[size_t(slot[j]) * G + i] += n;
+          int a = first;
+          for (; a + 1 < r && before(order[a + 1], j); ++a) order[a] = order[a + 1];
+          order[a] = j;
+          if (remaining == 0) break;
+          continue;
+        }
+      }
       int filled = 0;
       for (int a = 0; a < r && rem[i] > 0; ++a)
         if (node[order[a]] != own && give(i, order[a])) touched[filled++] = a;

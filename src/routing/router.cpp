@@ -37,7 +37,7 @@ Router::Router(const Placement& placement, const Topology& topo, double balance_
   }
   for (int e = 0; e < E_; ++e) {
     max_r = std::max(max_r, rep.count(e));
-    if (rep.count(e) == 1) single_.push_back(e);
+    if (rep.count(e) == 1) single_.push_back(e), single_slot_.push_back(rep.slot[rep.begin[e]]);
   }
   load_.resize(max_r);
   order_.resize(max_r);
@@ -61,19 +61,19 @@ void Router::even_plan(std::span<const int64_t> counts, std::span<int64_t> m) co
   if (!even_count_plan(counts.data(), 1, size_t(E_), m.data())) check_rank_counts(counts, G_, E_);
 }
 
-// As count_plan: one pass reads (and sign-checks) the demand.
+// As count_plan: one pass reads (and sign-checks) the demand; the same copy of single-replica
+// experts' columns.
 bool Router::even_count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m) const {
   const int G = G_;
-  uint64_t signs = 0;
+  uint64_t signs = si == 1 ? 0 : copy_single_rank_major(demand, si, m);  // as count_plan
   for (int e = 0; e < E_; ++e) {
     const int64_t* d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
     if (r == 1) {
-      int64_t* const row = m + size_t(rep_slot_[b]) * G;
-      if (si == 1)
+      if (si == 1) {
+        int64_t* const row = m + size_t(rep_slot_[b]) * G;
         for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i]);
-      else
-        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i * si]);
+      }
       continue;
     }
     // Request j of source i goes to replica (i + j) mod r: replica t receives n / r requests

@@ -147,6 +147,7 @@ class Router {
   // Both return false when an entry is negative (m then unspecified).
   bool count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
   bool even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
+  uint64_t copy_single_rank_major(const int64_t* d, size_t si, int64_t* m) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1, int home);
   void check_quotas_used(int g0, int g1, int home) const;
 
@@ -156,7 +157,8 @@ class Router {
   // Replica tables: the replicas of e are [rep_begin_[e], rep_begin_[e + 1]) in ascending slot
   // order; rep_slot_, rep_gpu_, rep_node_ give each one's slot, GPU and node.
   std::vector<int32_t> rep_begin_, rep_slot_, rep_gpu_, rep_node_;
-  std::vector<int32_t> single_;     // experts with one replica, ascending
+  std::vector<int32_t> single_;       // experts with one replica, ascending
+  std::vector<int32_t> single_slot_;  // the slot of each
   std::vector<int32_t> slot_node_;  // [S]
   std::vector<int32_t> gpu_node_;   // [G]
   // route_counts' per-expert buffers.
