@@ -122,6 +122,50 @@ RC_GTEST_PROP(RankRouting, EvenRankIsRouteEvenPerRank, ()) {
   RC_ASSERT(m == m2);
 }
 
+// Up to 40 GPUs (Router::plan copies single-replica experts' columns 8 ranks at a time, then the
+// remainder one rank at a time; level 2 of the water-filling has a fast path for a source whose
+// demand fits the first remote slot): plan and even_plan on rank-major counts equal route_counts
+// and even_counts on the same counts transposed, entry for entry.
+RC_GTEST_PROP(RankRouting, PlanEqualsRouteCountsOnWideClusters, ()) {
+  const int nodes = *rc::gen::inRange(1, 11), gpn = *rc::gen::inRange(1, 5), G = nodes * gpn;
+  const int E = *rc::gen::inRange(1, 30), spg = (E + G - 1) / G + *rc::gen::inRange(0, 3);
+  std::vector<int32_t> phy2log(size_t(G) * spg);
+  for (size_t p = 0; p < phy2log.size(); ++p)
+    phy2log[p] = p < size_t(E) ? int32_t(p) : *rc::gen::inRange(0, std::min(E, 4));  // hot experts replicated
+  const auto keys = *rc::gen::container<std::vector<int>>(phy2log.size(), rc::gen::arbitrary<int>());
+  std::vector<size_t> idx(phy2log.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return std::pair(keys[a], a) < std::pair(keys[b], b); });
+  std::vector<int32_t> shuffled;
+  for (size_t p : idx) shuffled.push_back(phy2log[p]);
+  const Placement placement = test::make_placement(G, E, shuffled);
+  const double slack = *rc::gen::elementOf(std::vector<double>{0.0, 0.1, 0.5});
+  Router router(placement, test::tiny_topo(nodes, gpn), slack);
+  // Rank-major counts, zero or skewed per entry.
+  const auto c = *rc::gen::container<std::vector<int64_t>>(size_t(G) * E, rc::gen::inRange<int64_t>(0, 60));
+  std::vector<int64_t> counts(c.size()), demand(c.size());
+  for (size_t x = 0; x < c.size(); ++x) counts[x] = c[x] % 7 == 0 ? 0 : c[x] * c[x] / 7;
+  for (int i = 0; i < G; ++i)
+    for (int e = 0; e < E; ++e) demand[size_t(e) * G + i] = counts[size_t(i) * E + e];
+  const size_t S = placement.phy2log.size();
+  std::vector<int64_t> m(S * G, -5), want(S * G, -6);
+  router.plan(counts, m);
+  router.route_counts(demand, want);
+  RC_ASSERT(m == want);
+  std::fill(m.begin(), m.end(), -5);
+  router.even_plan(counts, m);
+  router.even_counts(demand, want);
+  RC_ASSERT(m == want);
+  // Every entry of column i is rank i's: the plan's rows of e's slots sum to counts(i, e).
+  for (int i = 0; i < G; ++i)
+    for (int e = 0; e < E; ++e) {
+      int64_t sum = 0;
+      for (size_t p = 0; p < S; ++p)
+        if (placement.phy2log[p] == e) sum += want[p * G + i];
+      RC_ASSERT(sum == counts[size_t(i) * E + e]);
+    }
+}
+
 // One Router serving every rank in turn, in random order, between global calls: route_rank keeps
 // one rank's keys in the first row of buffers that route_tokens sizes for all GPUs, and may read
 // past a key's last entry (its padding); neither may leak from call to call.
