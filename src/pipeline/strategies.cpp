@@ -60,11 +60,14 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   SwapCosts costs = swap_costs(in.model, in.topo);
   costs.horizon = in.opt.swap_horizon;
   const auto t0 = std::chrono::steady_clock::now();
-  // The dispatch time from the batch's count-level routing before swaps (what every rank has
-  // from the all-gathered counts): weights move after dispatch (swap/swap.hpp).
-  costs.dispatch_seconds = dispatch_time(
-      route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack), start, in.topo, in.model);
-  SwapPlan sp = plan_swaps(expert_demand(in.workload.batch), start, in.topo, in.opt.balance_slack, costs);
+  // The batch's count-level routing before swaps (what every rank has from the all-gathered
+  // counts) gives each replica's rows and the dispatch time (weights move after dispatch).
+  const std::vector<RouteCount> counts =
+      route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack);
+  costs.dispatch_seconds = dispatch_time(counts, start, in.topo, in.model);
+  std::vector<double> slot_rows(start.num_slots(), 0.0);
+  for (const RouteCount& c : counts) slot_rows[c.slot] += double(c.tokens);
+  SwapPlan sp = plan_swaps(expert_demand(in.workload.batch), start, in.topo, in.opt.balance_slack, costs, slot_rows);
   const double swap_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (in.state) in.state->placement = sp.placement;
   const PlanOptions plan = zepp_plan_options(in.opt);

@@ -40,7 +40,7 @@ struct Candidate {
 };
 
 // The swap between GPUs h and l that minimises their larger load afterwards (ties: lowest slots).
-bool best_swap(const Placement& p, const std::vector<double>& w, const std::vector<double>& load, int h, int l,
+bool best_swap(const Placement& p, const std::vector<double>& ws, const std::vector<double>& load, int h, int l,
                Candidate& best) {
   bool found = false;
   const int S = p.slots_per_gpu;
@@ -48,7 +48,7 @@ bool best_swap(const Placement& p, const std::vector<double>& w, const std::vect
     for (int32_t b = l * S; b < (l + 1) * S; ++b) {
       const int32_t x = p.phy2log[a], y = p.phy2log[b];
       if (x == y || holds(p, l, x) || holds(p, h, y)) continue;
-      const double delta = w[x] - w[y];
+      const double delta = ws[a] - ws[b];
       const double new_max = std::max(load[h] - delta, load[l] + delta);
       if (!found || new_max < best.new_max) best = {new_max, a, b}, found = true;
     }
@@ -148,8 +148,28 @@ double dispatch_time(const std::vector<RouteCount>& counts, const Placement& pla
 }
 
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
-                    double balance_slack, const SwapCosts& costs) {
+                    double balance_slack, const SwapCosts& costs, const std::vector<double>& slot_rows) {
   check_demand(demand, placement);
+  const int S = placement.num_slots();
+  // Per slot: its rows (the routing's, or the expert's demand spread evenly over its replicas).
+  std::vector<double> ws(S);
+  if (slot_rows.empty()) {
+    const auto w = per_replica(demand, placement);
+    for (int s = 0; s < S; ++s) ws[s] = w[placement.phy2log[s]];
+  } else {
+    require(slot_rows.size() == size_t(S), "slot_rows",
+            "has " + std::to_string(slot_rows.size()) + " entries, expected one per slot (" + std::to_string(S) + ")");
+    std::vector<double> routed(demand.size(), 0.0);
+    for (int s = 0; s < S; ++s) {
+      require(std::isfinite(slot_rows[s]) && slot_rows[s] >= 0, "slot_rows",
+              "slot " + std::to_string(s) + " has " + std::to_string(slot_rows[s]) + " rows, expected finite >= 0");
+      routed[placement.phy2log[s]] += ws[s] = slot_rows[s];
+    }
+    for (size_t e = 0; e < demand.size(); ++e)
+      require(std::abs(routed[e] - demand[e]) <= 1e-9 * std::max(1.0, demand[e]), "slot_rows",
+              "expert " + std::to_string(e) + "'s replicas have " + std::to_string(routed[e]) +
+                  " rows, its demand is " + std::to_string(demand[e]));
+  }
   for (const double v : {costs.pair_seconds, costs.weight_seconds, costs.weight_read_seconds, costs.dispatch_seconds})
     require(v >= 0 && std::isfinite(v), "costs",
             "pair_seconds, weight_seconds, weight_read_seconds and dispatch_seconds must be finite and >= 0");
@@ -160,10 +180,10 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
 
   SwapPlan out;
   out.placement = placement;
-  const auto w = per_replica(demand, placement);
-  std::vector<double> load = estimate_gpu_load(demand, placement);
-  out.load_before = load;
   const int G = placement.num_gpus, per_node = topo.gpus_per_node;
+  std::vector<double> load(G, 0.0);
+  for (int s = 0; s < S; ++s) load[placement.gpu_of_slot(s)] += ws[s];
+  out.load_before = load;
   const double mean = std::accumulate(load.begin(), load.end(), 0.0) / G;
   const double bound = (1 + balance_slack) * mean;
   const double eps = 1e-9 * std::max(mean, 1.0);  // a swap must lower the pair's max by more
@@ -176,12 +196,12 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
     const double after_dispatch = std::max(0.0, (load_g - in_load) * costs.pair_seconds - costs.dispatch_seconds);
     return std::max(0.0, costs.weight_seconds * in - after_dispatch);
   };
-  // Roofline time of GPU g's GEMMs under p2l, with slot `a` holding expert ea and `b` eb.
+  // Roofline time of GPU g's GEMMs, with the replicas of slots a and b exchanged (-1: none).
   const int spg = placement.slots_per_gpu;
-  const auto gemm_time = [&](int g, const std::vector<int32_t>& p2l, int a, int32_t ea, int b, int32_t eb) {
+  const auto gemm_time = [&](int g, int a, int b) {
     double t = 0;
     for (int s = g * spg; s < (g + 1) * spg; ++s) {
-      const double rows = w[s == a ? ea : s == b ? eb : p2l[s]];
+      const double rows = ws[s == a ? b : s == b ? a : s];
       if (rows > 0) t += std::max(costs.weight_read_seconds, rows * costs.pair_seconds);
     }
     return t;
@@ -200,18 +220,17 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
       std::stable_sort(light.begin(), light.end(), [&](int a, int b) { return load[a] < load[b]; });
       for (int l : light) {
         Candidate c{};
-        if (!best_swap(out.placement, w, load, h, l, c) || c.new_max >= load[h] - eps) continue;
+        if (!best_swap(out.placement, ws, load, h, l, c) || c.new_max >= load[h] - eps) continue;
         auto& p2l = out.placement.phy2log;
-        const double delta = w[p2l[c.a]] - w[p2l[c.b]];
+        const double delta = ws[c.a] - ws[c.b];
         // h receives p2l[c.b]'s weights, l receives p2l[c.a]'s.
         const double unhidden =
-            std::max(wait(load[h] - delta, moved_in[h] + 1, moved_load[h] + w[p2l[c.b]]) -
+            std::max(wait(load[h] - delta, moved_in[h] + 1, moved_load[h] + ws[c.b]) -
                          wait(load[h], moved_in[h], moved_load[h]),
-                     wait(load[l] + delta, moved_in[l] + 1, moved_load[l] + w[p2l[c.a]]) -
+                     wait(load[l] + delta, moved_in[l] + 1, moved_load[l] + ws[c.a]) -
                          wait(load[l], moved_in[l], moved_load[l]));
-        const double before = std::max(gemm_time(h, p2l, -1, 0, -1, 0), gemm_time(l, p2l, -1, 0, -1, 0));
-        const double after = std::max(gemm_time(h, p2l, c.a, p2l[c.b], c.b, p2l[c.a]),
-                                      gemm_time(l, p2l, c.a, p2l[c.b], c.b, p2l[c.a]));
+        const double before = std::max(gemm_time(h, -1, -1), gemm_time(l, -1, -1));
+        const double after = std::max(gemm_time(h, c.a, c.b), gemm_time(l, c.a, c.b));
         const double saved_per_iteration = before - after;
         if (costs.weight_seconds > 0 && saved_per_iteration * costs.horizon <= unhidden) {
           if (++out.refused_for_cost == 1 || saved_per_iteration > out.best_refused.saved_per_iteration_s)
@@ -219,11 +238,12 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
                                 costs.horizon};
           continue;
         }
-        ++moved_in[h], moved_load[h] += w[p2l[c.b]];
-        ++moved_in[l], moved_load[l] += w[p2l[c.a]];
+        ++moved_in[h], moved_load[h] += ws[c.b];
+        ++moved_in[l], moved_load[l] += ws[c.a];
         load[h] -= delta;
         load[l] += delta;
         std::swap(p2l[c.a], p2l[c.b]);
+        std::swap(ws[c.a], ws[c.b]);  // a replica's rows go with it
         out.swaps.push_back({c.a, c.b});
         progress = true;
         break;

@@ -88,7 +88,15 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
 double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
                      const ModelShape& model);
 
-// Greedy swap search (§5). Triggered only when max_j L̂_j > (1 + balance_slack) · mean. Then,
+// Greedy swap search (§5). L̂_j sums the rows of GPU j's replicas: `slot_rows` [S], the rows
+// the routing gives each slot (its count-level plan on the batch, route_locality_counts), or,
+// when empty, each expert's demand spread evenly over its replicas (estimate_gpu_load). The
+// routing's rows are what the GPUs compute: locality-preferred routing serves a node's tokens
+// from its own replicas, so a replica's rows can be far from demand / replicas (DeepSeek 4 x 4
+// A100 at 16 MB: a swap chosen on the even spread gave the lighter GPU of its pair a replica
+// with 5,294 routed rows, and that GPU's GEMMs then ended last in the layer, 2,955 µs against
+// 2,925 before). A swap moves a replica's rows with it.
+// Triggered only when max_j L̂_j > (1 + balance_slack) · mean. Then,
 // repeatedly, the most loaded GPU h above that bound is paired with the GPUs of its node that
 // are less loaded, lightest first; for a pair (h, l) the swap (slot of h, slot of l) that
 // minimises max(L̂_h, L̂_l) afterwards is accepted only if that maximum is below L̂_h (it lowers
@@ -116,9 +124,10 @@ double dispatch_time(const std::vector<RouteCount>& counts, const Placement& pla
 // and slot indices.
 // Throws ArgumentError naming the argument: demand (shape, negative, non-finite), placement
 // (invalid), topo (GPU count differs from the placement's), balance_slack (NaN or < 0), costs
-// (negative or non-finite seconds, horizon < 1).
+// (negative or non-finite seconds, horizon < 1), slot_rows (size other than S, negative or
+// non-finite rows, an expert's replicas summing to other than its demand).
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
-                    double balance_slack, const SwapCosts& costs = {});
+                    double balance_slack, const SwapCosts& costs = {}, const std::vector<double>& slot_rows = {});
 
 // Lets dispatch rows go before swapped weights on a shared NVLink pair: every Weights transfer
 // waits for the dispatch transfers on its (source, destination) pair and gets the priority

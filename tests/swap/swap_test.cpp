@@ -220,6 +220,40 @@ TEST(Swap, ComputeDuringDispatchHidesNoWeights) {
   EXPECT_THROW(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs), ArgumentError);
 }
 
+TEST(Swap, LoadsFromTheRoutingsRowsPerReplica) {
+  // One node of 3 GPUs: GPU 0 {0, 1}, GPU 1 {0, 2}, GPU 2 {3, 4}; demand {16, 4, 4, 8, 0}, C = 0.2.
+  // Spread evenly over replicas the loads are {8 + 4, 8 + 4, 8 + 0} = {12, 12, 8}, within
+  // 1.2 x 32/3 = 12.8: nothing to do. The routing gave GPU 0's replica of expert 0 14 of its
+  // 16 rows (locality), so the GPUs compute {18, 6, 8}: triggered. GPU 1 has no useful swap
+  // (expert 0 on both); with GPU 2 the best exchanges expert 0's replica (14 rows) for expert
+  // 3 (8): {12, 6, 14}, and nothing lowers GPU 2 further.
+  const Placement p = placement_of(3, 5, {0, 1, 0, 2, 3, 4});
+  const std::vector<double> demand = {16, 4, 4, 8, 0};
+  const SwapPlan even = plan_swaps(demand, p, topo_of(1, 3), 0.2);
+  EXPECT_FALSE(even.triggered);
+  const std::vector<double> rows = {14, 4, 2, 4, 8, 0};
+  const SwapPlan s = plan_swaps(demand, p, topo_of(1, 3), 0.2, {}, rows);
+  EXPECT_TRUE(s.triggered);
+  EXPECT_EQ(s.load_before, (std::vector<double>{18, 6, 8}));
+  ASSERT_EQ(s.swaps.size(), 1u);
+  EXPECT_EQ(s.swaps[0].slot_a, 0);
+  EXPECT_EQ(s.swaps[0].slot_b, 4);
+  EXPECT_EQ(s.load_after, (std::vector<double>{12, 6, 14}));
+  EXPECT_EQ(s.placement.phy2log, (std::vector<int32_t>{3, 1, 0, 2, 0, 4}));  // expert 1 keeps slot 1
+  // Rows that do not add up to the demand, or one per slot missing, are refused.
+  const auto message = [&](std::vector<double> r) {
+    try {
+      plan_swaps(demand, p, topo_of(1, 3), 0.2, {}, r);
+    } catch (const ArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message({14, 4, 2, 4, 8}).rfind("slot_rows: has 5 entries, expected one per slot (6)", 0), 0u);
+  EXPECT_EQ(message({14, 4, 1, 4, 8, 0}).rfind("slot_rows: expert 0's replicas have 15", 0), 0u);
+  EXPECT_EQ(message({14, 4, 2, 4, 8, -1}).rfind("slot_rows: slot 5 has", 0), 0u);
+}
+
 TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
   // 2 nodes x 2 GPUs, one slot each (experts 0..3). GPU 0 (node 0) sends 10 pairs to slot 2
   // (node 1), GPU 1 keeps 5 on its node (slot 1), GPU 3 (node 1) sends 4 to slot 0 (node 0):
