@@ -73,11 +73,13 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   const PlanOptions plan = zepp_plan_options(in.opt);
   StrategyDecision d = decide_with(std::move(sp.placement), in, in.opt.locality, plan);
   // Per batch: zepp's work (its count-level plan on the placement before swaps also gives the
-  // dispatch time), the swap search, counted as one more count-level pass over E x G cells
-  // (plan_swaps has no benchmark of its own), and when swaps moved experts, the count-level
-  // plan again on the new placement.
+  // rows per replica and the dispatch time); when the trigger fires, the swap search, counted as
+  // one more count-level pass over E x G cells (plan_swaps has no benchmark of its own); and
+  // when swaps moved experts, the count-level plan again on the new placement. (The trigger
+  // itself is a maximum over G loads.)
   const int E = in.model.num_experts, G = in.topo.num_gpus();
-  d.planning = per_batch_work(in.workload.batch, E, (sp.swaps.empty() ? 2.0 : 3.0) * E * G, true);
+  const double passes = 1.0 + (sp.triggered ? 1.0 : 0.0) + (sp.swaps.empty() ? 0.0 : 1.0);
+  d.planning = per_batch_work(in.workload.batch, E, passes * E * G, true);
   d.swaps = int(sp.swaps.size());
   d.swap_wall_s = swap_wall_s;
   d.swap_triggered = sp.triggered;
