@@ -103,6 +103,48 @@ RC_GTEST_PROP(RankLayout, ListsAreTheGlobalPlansDispatchRows, ()) {
   }
 }
 
+// Up to 96 GPUs on up to 96 nodes, so that both ways of tracking a token's GPUs and nodes run
+// (registers up to 64 GPUs and 64 nodes, arrays above), one RankLayout reused across shapes:
+// the lists equal a direct tally of arbitrary slots (any slot, or -1), the receive side the
+// sums of m's rows.
+RC_GTEST_PROP(RankLayout, ListsAreTheTallyOnWideClusters, ()) {
+  const int nodes = *rc::gen::inRange(1, 97), gpn = *rc::gen::inRange(1, 3), G = nodes * gpn;
+  const int spg = *rc::gen::inRange(1, 3), S = G * spg, k = *rc::gen::inRange(1, 9);
+  Topology topo = test::small_topology(nodes, gpn);
+  Placement pl;
+  pl.num_gpus = G;
+  pl.num_experts = S;
+  pl.slots_per_gpu = spg;
+  for (int p = 0; p < S; ++p) pl.phy2log.push_back(p);
+  const int64_t T = *rc::gen::inRange(0, 40);
+  const auto slots = *rc::gen::container<std::vector<int32_t>>(size_t(T * k), rc::gen::inRange(-1, S));
+  const auto m = *rc::gen::container<std::vector<int64_t>>(size_t(S) * G, rc::gen::inRange<int64_t>(0, 5));
+  static RankLayout out;  // reused from case to case
+  for (int rank : {0, G - 1, *rc::gen::inRange(0, G)}) {
+    rank_layout(pl, topo, m, rank, slots.data(), T, k, out);
+    const int own = topo.node_of(rank);
+    for (int g = 0; g < G; ++g) {
+      std::vector<int64_t> pairs;
+      std::set<int64_t> tokens;
+      for (size_t p = 0; p < slots.size(); ++p)
+        if (slots[p] >= 0 && pl.gpu_of_slot(slots[p]) == g) pairs.push_back(int64_t(p)), tokens.insert(int64_t(p) / k);
+      RC_ASSERT(std::vector<int64_t>(out.gpu_pairs.begin() + out.gpu_begin[g], out.gpu_pairs.begin() + out.gpu_begin[g + 1]) == pairs);
+      RC_ASSERT(out.rows_to_gpu[g] == int64_t(tokens.size()));
+      int64_t recv = 0;
+      for (int j = 0; j < spg; ++j) recv += m[size_t(rank * spg + j) * G + g];
+      RC_ASSERT(out.recv_pairs[g] == recv);
+    }
+    for (int n = 0; n < nodes; ++n) {
+      std::vector<int64_t> tokens;
+      if (n != own)
+        for (size_t p = 0; p < slots.size(); ++p)
+          if (slots[p] >= 0 && topo.node_of(pl.gpu_of_slot(slots[p])) == n && (tokens.empty() || tokens.back() != int64_t(p) / k))
+            tokens.push_back(int64_t(p) / k);
+      RC_ASSERT(std::vector<int64_t>(out.node_tokens.begin() + out.node_begin[n], out.node_tokens.begin() + out.node_begin[n + 1]) == tokens);
+    }
+  }
+}
+
 TEST(RankLayout, BadInputIsNamed) {
   const Topology topo = test::small_topology(1, 2);
   Placement p;
