@@ -164,8 +164,8 @@ class Router {
   // route_counts' per-expert buffers.
   std::vector<int64_t> load_, rem_;
   std::vector<int32_t> order_, touched_;
-  // assign's buffers: quota entries per (source GPU, expert) key, [G * (S + 1)], and the keys,
-  // [G * E] (route_rank: one GPU's, row 0).
+  // assign's buffers: quota entries per (source GPU, expert) key, [G * S], and the keys, [G * E]
+  // (route_rank: one GPU's, row 0).
   std::vector<Entry> ents_;
   std::vector<Quota> keys_;
   std::vector<int64_t> demand_, plan_;

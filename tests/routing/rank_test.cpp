@@ -167,8 +167,8 @@ RC_GTEST_PROP(RankRouting, PlanEqualsRouteCountsOnWideClusters, ()) {
 }
 
 // One Router serving every rank in turn, in random order, between global calls: route_rank keeps
-// one rank's keys in the first row of buffers that route_tokens sizes for all GPUs, and may read
-// past a key's last entry (its padding); neither may leak from call to call.
+// one rank's keys in the first row of buffers that route_tokens sizes for all GPUs; nothing may
+// leak from call to call.
 RC_GTEST_PROP(RankRouting, ReusedRouterGivesFreshRoutersSlots, ()) {
   const test::RankCase c = test::random_rank_case(*rc::gen::arbitrary<bool>());
   const int G = c.placement.num_gpus, k = c.top_k;
