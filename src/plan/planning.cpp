@@ -9,17 +9,21 @@ namespace zepp {
 
 namespace {
 
-// From bench_routing (bench/routing.cpp) on main as of 1 Dec 2026 (commit 1079742, the README's
-// "issue 20 run", one core, CPU time, load about 21): the count-level plan from the all-gathered
-// counts (Router::plan) at EP128 x 384 experts 134 us, i.e. 2.73 ns per (expert, GPU) cell
-// (EP32 x 384: 19.0 us, 1.55 ns; the larger per-cell cost is taken); one rank's assignment
-// (Router::route_rank) at EP128 x 384 131 M pairs/s, i.e. 7.63 ns per pair (EP32: 140 M/s).
-// The same run's BM_RankLayer, one rank's whole planning including its send lists
-// (plan/rank_layout.hpp), saw 17.6 us on DeepSeek-V2-Lite 4 x 4 at 1 MB and 58.3 us on Kimi-K2
-// 16 x 4 at 1 MB; this model gives 14.5 and 71.5 us there. Send lists are not charged apart: a
-// GPU dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after its layout).
-constexpr double kPerCellS = 134e-6 / (128.0 * 384);
-constexpr double kPerPairS = 1 / 131e6;
+// From bench_routing (bench/routing.cpp) at commit "routing: the pair assignment's local step
+// branches again" (the faster count plan and send lists of issue 20), one core, CPU time, 2 Dec 2026 00:29-00:31 UTC, load 0.7-1.0,
+// `--benchmark_repetitions=5`, medians; of three such runs (00:29, 00:31, 00:32 UTC) this one
+// holds the median of the three for both figures: the count-level plan from the all-gathered
+// counts (Router::plan) at EP128 x 384 experts 52.8 us, i.e. 1.07 ns per (expert, GPU) cell
+// (EP32 x 384: 7.62 us, 0.62 ns; the larger per-cell cost is taken); one rank's assignment
+// (Router::route_rank) at EP128 x 384 137.7 M pairs/s, i.e. 7.26 ns per pair (EP32: 131 M/s).
+// The same run's BM_RankLayer, one rank's whole planning including its counts, quota setup and
+// send lists (plan/rank_layout.hpp), saw 14.6 us on DeepSeek-V2-Lite 4 x 4 at 1 MB and 41.0 us
+// on Kimi-K2 16 x 4 at 1 MB; this model gives 12.3 and 30.6 us there (it leaves out those
+// per-rank fixed costs: about a quarter of Kimi-K2's). Send lists are not charged apart: a GPU
+// dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after its layout).
+// Before (1 Dec 2026, commit 1079742, load about 21): 134 us per EP128 x 384 plan, 131 M pairs/s.
+constexpr double kPerCellS = 52.8e-6 / (128.0 * 384);
+constexpr double kPerPairS = 1 / 137.7e6;
 
 }  // namespace
 
