@@ -18,21 +18,27 @@ namespace {
 // (Router::route_rank) at EP128 x 384 137.7 M pairs/s, i.e. 7.26 ns per pair (EP32: 131 M/s).
 // The same run's BM_RankLayer, one rank's whole planning including its counts, quota setup and
 // send lists (plan/rank_layout.hpp), saw 14.6 us on DeepSeek-V2-Lite 4 x 4 at 1 MB and 41.0 us
-// on Kimi-K2 16 x 4 at 1 MB; this model gives 12.3 and 30.6 us there (it leaves out those
-// per-rank fixed costs: about a quarter of Kimi-K2's). Send lists are not charged apart: a GPU
-// dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after its layout).
-// Before (1 Dec 2026, commit 1079742, load about 21): 134 us per EP128 x 384 plan, 131 M pairs/s.
+// on Kimi-K2 16 x 4 at 1 MB. Cells and pairs alone give 12.3 and 30.6 us there: a rank's work
+// per entry of its count row (counting, quota setup, send-list bookkeeping per expert) is
+// missing, so it is charged too, at Kimi-K2's residual: (41.0 - 26.4 cells - 584 pairs x
+// 7.26 ns) / 384 experts = 27.0 ns per entry. Check on the other layer: DeepSeek's 1,024 cells,
+// 1,536 pairs and 64 entries give 14.0 us against 14.6 measured. Send lists are not charged
+// apart: a GPU dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after
+// its layout). Before (1 Dec 2026, commit 1079742, load about 21): 134 us per EP128 x 384
+// plan, 131 M pairs/s, nothing per entry.
 constexpr double kPerCellS = 52.8e-6 / (128.0 * 384);
 constexpr double kPerPairS = 1 / 137.7e6;
+constexpr double kPerEntryS = (41.0e-6 - 384.0 * 64 * kPerCellS - 584 * kPerPairS) / 384;
 
 }  // namespace
 
-PlanningCosts planning_costs() { return PlanningCosts{kPerCellS, kPerPairS}; }
+PlanningCosts planning_costs() { return PlanningCosts{kPerCellS, kPerPairS, kPerEntryS}; }
 
 PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, double cells, bool own_pairs) {
   PlanningWork w;
   w.metadata_bytes = counts_per_gpu * kCountBytes;
   w.cells = cells;
+  w.row_entries = counts_per_gpu;
   if (own_pairs) {
     w.pairs.resize(size_t(batch.num_gpus));
     for (int g = 0; g < batch.num_gpus; ++g)
@@ -44,7 +50,7 @@ PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, d
 double planning_seconds(const PlanningWork& work, int gpu) {
   const PlanningCosts c = planning_costs();
   const double pairs = work.pairs.empty() ? 0.0 : double(work.pairs.at(size_t(gpu)));
-  return c.per_cell_s * work.cells + c.per_pair_s * pairs;
+  return c.per_cell_s * work.cells + c.per_pair_s * pairs + c.per_entry_s * double(work.row_entries);
 }
 
 void charge_planning(CommPlan& plan, const PlanningWork& work) {

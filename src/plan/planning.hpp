@@ -21,6 +21,8 @@ namespace zepp {
 struct PlanningCosts {
   double per_cell_s = 0;  // per (expert, GPU) cell of a count-level plan every rank computes
   double per_pair_s = 0;  // per (token, expert) pair of the rank's own tokens it assigns
+  double per_entry_s = 0; // per entry of the rank's own count row (its counts, quota setup and
+                          // send-list bookkeeping per expert, whatever its tokens)
 };
 PlanningCosts planning_costs();
 
@@ -39,18 +41,21 @@ struct PlanningWork {
   int64_t metadata_bytes = 0;  // bytes of counts each GPU contributes to the all-gather; 0: none
   double cells = 0;            // count-level cells every GPU computes
   std::vector<int64_t> pairs;  // [G] own pairs each GPU assigns; empty: none
-  bool empty() const { return metadata_bytes == 0 && cells == 0 && pairs.empty(); }
+  int64_t row_entries = 0;     // entries of each GPU's own count row (its all-gathered counts)
+  bool empty() const { return metadata_bytes == 0 && cells == 0 && pairs.empty() && row_entries == 0; }
 };
 
 // Bytes of one count on the wire: int32. A rank's pairs for one expert are at most its tokens
 // (< 2^31 on any GPU), and DeepEP's dispatch layout exchanges int32 token counts too.
 constexpr int64_t kCountBytes = 4;
 
-// The work of a strategy that all-gathers `counts_per_gpu` counts per GPU, computes `cells`
-// cells on every GPU and (own_pairs) assigns each GPU's own (token, expert) pairs of `batch`.
+// The work of a strategy that all-gathers `counts_per_gpu` counts per GPU (each GPU's own row:
+// row_entries), computes `cells` cells on every GPU and (own_pairs) assigns each GPU's own
+// (token, expert) pairs of `batch`.
 PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, double cells, bool own_pairs);
 
-// Seconds GPU g plans under `work` (costs: planning_costs()).
+// Seconds GPU g plans under `work` (costs: planning_costs()):
+//   per_cell_s · cells + per_pair_s · pairs[g] + per_entry_s · row_entries.
 double planning_seconds(const PlanningWork& work, int gpu);
 
 // Adds `work` to `plan`, on the plan's cluster (plan.nodes x plan.gpus_per_node):

@@ -69,6 +69,28 @@ TEST(Planning, HandComputedChargeOnTwoByTwo) {
   EXPECT_EQ(r.nvlink_bytes, 0.0);
 }
 
+TEST(Planning, ModelGivesTheBenchmarkedLayersPlanning) {
+  // The constants' source (src/plan/planning.cpp): BM_RankLayer's one-rank planning of Kimi-K2
+  // 16 x 4 at 1 MB (384 x 64 cells, 584 own pairs, a row of 384 counts) took 41.0 us, which the
+  // per-entry cost is fitted to; DeepSeek-V2-Lite 4 x 4 at 1 MB (64 x 16 cells, 1,536 pairs, 64
+  // counts) took 14.6 us, and the model gives 14.0 us.
+  PlanningWork k2;
+  k2.cells = 384.0 * 64;
+  k2.pairs = {584};
+  k2.row_entries = 384;
+  EXPECT_NEAR(planning_seconds(k2, 0), 41.0e-6, 1e-12);
+  PlanningWork ds;
+  ds.cells = 64.0 * 16;
+  ds.pairs = {1536};
+  ds.row_entries = 64;
+  EXPECT_NEAR(planning_seconds(ds, 0), 14.0e-6, 0.05e-6);
+  const PlanningCosts c = planning_costs();
+  EXPECT_GT(c.per_entry_s, 0.0);
+  PlanningWork row_only;
+  row_only.row_entries = 1;
+  EXPECT_FALSE(row_only.empty());
+}
+
 TEST(Planning, NoWorkLeavesThePlanAlone) {
   const Topology t = tiny_topology();
   CommPlan plan = empty_plan(t);
