@@ -54,18 +54,23 @@ std::string strategies_help() {
   return text;
 }
 
-// "/no-split/no-merge" for Zepp's ablation flags, so a table row says what ran.
-std::string ablation_suffix(const StrategyOptions& o) {
+// "/no-split/no-merge" for Zepp's ablation flags, named as the Figure 9 sweep names them, so a
+// table row says what ran. zepp-overlap routes home, so --no-locality leaves it unchanged.
+std::string ablation_suffix(const StrategyOptions& o, const std::string& name) {
   std::string s;
   if (!o.split) s += "/no-split";
   if (!o.merge) s += "/no-merge";
   if (!o.overlap) s += "/no-overlap";
-  if (!o.locality) s += "/no-locality";
+  if (!o.locality && name != "zepp-overlap") s += "/no-locality";
+  if (!o.waves) s += "/no-waves";
+  if (!o.round_order_rule) s += "/round-order-always";
+  if (!o.local_first) s += "/no-local-first";
   return s;
 }
 
-// Strategies built on Zepp's plan, which the ablation flags change (zepp+hot adds replicas to it).
-bool takes_zepp_ablations(const std::string& name) { return name == "zepp" || name.rfind("zepp+hot", 0) == 0; }
+// Strategies built on Zepp's plan, which the ablation flags change (zepp+hot adds replicas to it,
+// zepp+swaps swaps, zepp-overlap keeps contiguous experts).
+bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
 
 // Flags that act only in another mode are refused, naming the mode (issue 23).
 void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
@@ -83,11 +88,13 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   // ran plain a2av and printed it as if ablated nothing).
   const auto names = split_list(f.strategies);
   const auto named = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
-  require_mode(cmd,
-               {"--no-split", "--no-merge", "--no-overlap", "--no-locality", "--no-waves", "--round-order-always",
-                "--no-local-first"},
-               named([](const std::string& n) { return n.rfind("zepp", 0) == 0; }),
+  require_mode(cmd, {"--no-split", "--no-merge", "--no-overlap", "--no-waves", "--round-order-always", "--no-local-first"},
+               named([](const std::string& n) { return takes_zepp_ablations(n); }),
                "a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)");
+  require_mode(cmd, {"--no-locality"},
+               named([](const std::string& n) { return takes_zepp_ablations(n) && n != "zepp-overlap"; }),
+               "a Zepp strategy that routes by locality in --strategies (zepp, zepp+swaps, zepp+hot; zepp-overlap "
+               "routes home)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
 }
@@ -144,7 +151,7 @@ void run(const SimulateFlags& f) {
   if (!f.timeline.empty()) {
     std::vector<std::string> labels = names;
     for (auto& l : labels)
-      if (takes_zepp_ablations(l)) l += ablation_suffix(opt);
+      if (takes_zepp_ablations(l)) l += ablation_suffix(opt, l);
     check_timeline_outputs(f.timeline, labels);
   }
   ResolvedWorkload r = resolve(w);
@@ -185,7 +192,7 @@ void run(const SimulateFlags& f) {
   // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split,
   // zepp+hot/no-split).
   for (auto& o : outcomes)
-    if (takes_zepp_ablations(o.name)) o.name += ablation_suffix(opt);
+    if (takes_zepp_ablations(o.name)) o.name += ablation_suffix(opt, o.name);
   if (!f.timeline.empty()) {
     std::vector<LabelledTimeline> timelines;
     for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});

@@ -109,6 +109,8 @@ TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --strategies a2av,epic --no-merge",
                  {"--no-merge: only acts with a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)"});
   expect_refused("simulate --strategies zepp --swap-horizon 4", {"--swap-horizon: only acts with zepp+swaps in --strategies"});
+  expect_refused("simulate --strategies zepp-overlap --no-locality",
+                 {"--no-locality: only acts with a Zepp strategy that routes by locality in --strategies"});
 }
 
 TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {

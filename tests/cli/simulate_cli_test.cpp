@@ -64,6 +64,18 @@ TEST(SimulateCli, ZeppHotRowsNameTheZeppAblationTheyRan) {
   EXPECT_EQ(j["strategies"][1]["name"], "zepp+hot/no-split");
 }
 
+TEST(SimulateCli, EveryZeppRowNamesEveryAblationItRan) {
+  // zepp+swaps and zepp-overlap rows and the waves, round-order and local-first flags were
+  // printed under plain names although their latency changed; zepp-overlap routes home, so it
+  // takes no /no-locality.
+  const auto j = simulate_json("--executor estimate --strategies zepp,zepp-overlap,zepp+swaps --no-merge --no-waves "
+                               "--round-order-always --no-local-first --no-locality");
+  ASSERT_EQ(j["strategies"].size(), 3u);
+  EXPECT_EQ(j["strategies"][0]["name"], "zepp/no-merge/no-locality/no-waves/round-order-always/no-local-first");
+  EXPECT_EQ(j["strategies"][1]["name"], "zepp-overlap/no-merge/no-waves/round-order-always/no-local-first");
+  EXPECT_EQ(j["strategies"][2]["name"], "zepp+swaps/no-merge/no-locality/no-waves/round-order-always/no-local-first");
+}
+
 TEST(SimulateCli, SameSeedSameReport) {
   const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
   const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
