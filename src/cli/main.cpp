@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   zepp::cli::add_calibrate(app);
   refuse_empty_values(app);
   zepp::cli::check_float_flags(app);
+  zepp::cli::check_integer_flags(app);
   const bool quiet = quiet_rank();
   try {
     app.parse(argc, argv);

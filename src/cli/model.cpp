@@ -105,7 +105,8 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
     require(step.context >= 1, "--kv-cache-gb",
             fmt::format("{} GB holds less than one token per sequence for {} sequences", *f.kv_cache_gb, step.tokens));
   }
-  const auto steps = model::compose_steps(moe, model, dense, topo, step, f.layers == "all");
+  auto steps = model::compose_steps(moe, model, dense, topo, step, f.layers == "all");
+  for (auto& s : steps) s.system = strategy_label(s.system, opt);  // a Zepp row says which ablations ran
 
   model::ReportContext c;
   c.workload = moe.description;

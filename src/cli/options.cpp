@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "cli/float_flags.hpp"
 #include "core/error.hpp"
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
+#include "pipeline/strategy.hpp"
 #include "workload/size.hpp"
 #include "core/topology_file.hpp"
 #include "trace/layer_check.hpp"
@@ -66,6 +68,42 @@ void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bo
   if (mode_on) return;
   for (const auto& flag : flags)
     require(cmd.count(flag) == 0, flag, "only acts with " + mode + "; leave it out or add that");
+}
+
+std::vector<std::string> strategy_list(const std::string& text, const std::string& flag) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    require(!item.empty(), flag, "entry " + std::to_string(out.size() + 1) + " of '" + text + "' is empty");
+    require(std::find(out.begin(), out.end(), item) == out.end(), flag, "names '" + item + "' twice");
+    try {
+      find_strategy(item);
+    } catch (const ArgumentError& e) {  // the registry's message, under the flag's name
+      const std::string m = e.what();
+      throw ArgumentError(flag + m.substr(m.find(':')));
+    }
+    out.push_back(item);
+  }
+  require(!out.empty(), flag, "names no strategy");
+  require(text.back() != ',', flag, "entry " + std::to_string(out.size() + 1) + " of '" + text + "' is empty");
+  return out;
+}
+
+bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
+
+std::string strategy_label(const std::string& name, const StrategyOptions& o) {
+  if (!takes_zepp_ablations(name)) return name;
+  std::string s = name;
+  if (!o.split) s += "/no-split";
+  if (!o.merge) s += "/no-merge";
+  if (!o.overlap) s += "/no-overlap";
+  if (!o.locality && name != "zepp-overlap") s += "/no-locality";
+  if (!o.waves) s += "/no-waves";
+  if (!o.round_order_rule) s += "/round-order-always";
+  if (!o.local_first) s += "/no-local-first";
+  return s;
 }
 
 bool packs_with_zepp(const std::vector<std::string>& strategies) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/types.hpp"
+#include "pipeline/strategy.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
 
@@ -61,6 +62,18 @@ void require_in_range(double value, const std::string& flag, double lo, double h
 // `mode_on`, saying it needs `mode` ("--drift-period: only acts with --iterations N (>= 1) and
 // --drift rotating; leave it out or add them").
 void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bool mode_on, const std::string& mode);
+// The strategies of a comma-separated --strategies value, in order, each trimmed of spaces
+// ("a2av, zepp" is a2av and zepp). Throws ArgumentError naming `flag` for an empty list, an empty
+// entry ("a2av,,zepp", a trailing comma), a name given twice (its row would repeat the same
+// numbers) or a name the strategy registry does not know (pipeline/strategy.hpp).
+std::vector<std::string> strategy_list(const std::string& text, const std::string& flag);
+// Strategies built on Zepp's plan, which Zepp's ablation flags change (zepp+hot adds replicas to
+// it, zepp+swaps swaps, zepp-overlap keeps contiguous experts): every name starting with "zepp".
+bool takes_zepp_ablations(const std::string& name);
+// The name a result row carries: a Zepp strategy with its ablations, named as the Figure 9 sweep
+// names them ("zepp/no-split/no-merge"; zepp-overlap routes home, so --no-locality leaves it
+// unchanged), so a row says what ran; any other strategy as it is.
+std::string strategy_label(const std::string& name, const StrategyOptions& opt);
 // True when the strategy list names one that packs with Zepp's §4.1 rule (cost estimate).
 bool packs_with_zepp(const std::vector<std::string>& strategies);
 

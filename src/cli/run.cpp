@@ -38,14 +38,6 @@ struct RunFlags {
   std::string predict;   // calibrated topology file: simulate each executed plan on it
 };
 
-std::vector<std::string> split_names(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string fmt_ms(double s) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3f", s * 1e3);
@@ -133,9 +125,8 @@ std::string table(const nlohmann::json& doc) {
 void check_flags(const RunFlags& f) {
   require(f.tolerance > 0, "--tolerance", "must be positive");
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
-  require(!split_names(f.strategies).empty(), "--strategy", "names no strategy");
   // The MPI executor refused these only after every rank had planned ("plan: task N: ...").
-  for (const auto& name : split_names(f.strategies))
+  for (const auto& name : strategy_list(f.strategies, "--strategy"))
     require(name != "iser-moe" && name.rfind("zepp+hot", 0) != 0, "--strategy",
             name + " runs on the sim executor only (zepp simulate --strategies " + name +
                 "): its in-switch multicast and shared-expert tasks have no MPI execution");
@@ -149,8 +140,8 @@ void check_flags(const RunFlags& f) {
   // on the nodes given, or one node.
   {
     WorkloadFlags sized = f.w;
-    sized.strategies = int(split_names(f.strategies).size());
-    sized.zepp_placement = packs_with_zepp(split_names(f.strategies));
+    sized.strategies = int(strategy_list(f.strategies, "--strategy").size());
+    sized.zepp_placement = packs_with_zepp(strategy_list(f.strategies, "--strategy"));
     if (!f.nodes_given) sized.nodes = 1;
     check_cost(sized, sized.model_shape(), sized.cluster());
   }
@@ -162,7 +153,7 @@ void check_flags(const RunFlags& f) {
 
 // Every rank resolves the same workload from the same flags and files; throws what resolve throws.
 ResolvedWorkload prepare(RunFlags& f, int size) {
-  const auto names = split_names(f.strategies);
+  const auto names = strategy_list(f.strategies, "--strategy");
   WorkloadFlags probe = f.w;
   probe.nodes = 1;
   const int gpn = probe.cluster().gpus_per_node;
@@ -188,7 +179,7 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   require(f.layers.empty() || (f.timeline.empty() && f.predict.empty()), "--timeline/--predict", "apply to one layer, not with --layers");
   if (!f.timeline.empty()) {  // before any work: a device or folder is refused
     std::vector<std::string> labels;
-    for (const auto& n : split_names(f.strategies)) labels.insert(labels.end(), {n, n + "-predicted"});
+    for (const auto& n : strategy_list(f.strategies, "--strategy")) labels.insert(labels.end(), {n, n + "-predicted"});
     check_timeline_outputs(f.timeline, labels);
   }
   if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
@@ -200,7 +191,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   int me = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const auto names = split_names(f.strategies);
+  const auto names = strategy_list(f.strategies, "--strategy");
   if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
   const int gpn = r.topo.gpus_per_node;
   // The calibrated cluster, read before anything runs so a bad file fails fast on every rank.

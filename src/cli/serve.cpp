@@ -13,6 +13,8 @@
 #include "core/error.hpp"
 #include "exec/sim.hpp"
 #include "pipeline/cost.hpp"
+#include "report/summary.hpp"
+#include "cli/options.hpp"
 #include "serving/serve.hpp"
 
 namespace zepp::cli {
@@ -48,9 +50,9 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"planning_share", it.latency_s > 0 ? nlohmann::json(it.planning_s / it.latency_s) : nlohmann::json()}};
 }
 
-// How many swaps the rule accepted and, when none, why: the best refused swap's figures
-// (swap/swap.hpp: saved per iteration x horizon against the unhidden weight transfer).
-std::string swap_summary(const nlohmann::json& iterations, int horizon) {
+// How many swaps the rule accepted over the iterations and, when none, why: the best refused
+// swap's figures (report/summary.hpp swap_line).
+std::string swap_summary(const std::string& name, const nlohmann::json& iterations, int horizon) {
   int accepted = 0, triggered = 0, refused = 0;
   const nlohmann::json* best = nullptr;
   for (const auto& it : iterations) {
@@ -61,20 +63,13 @@ std::string swap_summary(const nlohmann::json& iterations, int horizon) {
         (!best || it["best_refused_saved_us_per_iteration"].get<double>() > (*best)["best_refused_saved_us_per_iteration"].get<double>()))
       best = &it;
   }
-  std::string line = fmt::format("{:<13} swaps: {} accepted, {} refused as not paying, triggered in {} of {} iterations "
-                                 "(horizon {} iterations)",
-                                 "zepp+swaps", accepted, refused, triggered, iterations.size(), horizon);
-  if (accepted == 0 && triggered == 0) line += "; none: the estimated load never exceeded (1 + C) x mean";
-  else if (accepted == 0 && refused == 0) line += "; none: no swap inside a node lowered the busiest GPU's load";
-  else if (accepted == 0)
-    line += fmt::format("; none paid: the best saved {:.1f} us per iteration x {} = {:.1f} us <= {:.1f} us of its "
-                        "{:.1f} us weight transfer not hidden behind the independent compute left after the {:.1f} us "
-                        "dispatch",
-                        (*best)["best_refused_saved_us_per_iteration"].get<double>(), horizon,
-                        (*best)["best_refused_saved_us_per_iteration"].get<double>() * horizon,
-                        (*best)["best_refused_unhidden_us"].get<double>(), (*best)["best_refused_weight_us"].get<double>(),
-                        (*best)["best_refused_dispatch_us"].get<double>());
-  return line + "\n";
+  std::optional<SwapPlan::Refusal> r;
+  if (best)
+    r = SwapPlan::Refusal{(*best)["best_refused_saved_us_per_iteration"].get<double>() / 1e6,
+                          (*best)["best_refused_unhidden_us"].get<double>() / 1e6,
+                          (*best)["best_refused_weight_us"].get<double>() / 1e6,
+                          (*best)["best_refused_dispatch_us"].get<double>() / 1e6, horizon};
+  return swap_line(name, accepted, refused, triggered, int(iterations.size()), horizon, r ? &*r : nullptr);
 }
 
 }  // namespace
@@ -134,7 +129,8 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
     const ServeReport r = serve(workload, model, topo, system, s.iterations, opt, executor == "sim" ? sim : nullptr);
     nlohmann::json its = nlohmann::json::array();
     for (const auto& it : r.iterations) its.push_back(iteration_json(it));
-    out.push_back({{"system", system},
+    out.push_back({{"system", strategy_label(system, opt)},
+                   {"strategy", system},
                    {"total_latency_ms", r.total_latency_s() * 1e3},
                    {"mean_imbalance", r.mean_imbalance()},
                    {"excess_removed", r.excess_removed()},
@@ -149,10 +145,13 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   } else if (format == "csv") {
     text = "system,iteration,dataset,latency_ms,imbalance,home_imbalance,swaps,weight_moves,token_nic_mb,"
            "token_nvlink_mb,weight_nic_mb,weight_nvlink_mb,planning_ms,routing_ms,plan_build_ms,planning_share,"
-           "metadata_us,rank_planning_us,rank_planning_wall_us\n";
+           "metadata_us,rank_planning_us,rank_planning_wall_us,swap_triggered,swaps_refused,"
+           "best_refused_saved_us_per_iteration,best_refused_unhidden_us,best_refused_weight_us,best_refused_dispatch_us,"
+           "swap_horizon\n";
     for (const auto& sys : out)
       for (const auto& it : sys["iterations"])
-        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f}\n",
+        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},"
+                            "{},{},{:.3f},{:.3f},{:.3f},{:.3f},{}\n",
                             sys["system"].get<std::string>(), it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
@@ -162,11 +161,16 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                             it["routing_ms"].get<double>(), it["plan_build_ms"].get<double>(),
                             it["planning_share"].is_null() ? "" : fmt::format("{:.6g}", it["planning_share"].get<double>()),
                             it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>(),
-                            it["rank_planning_wall_us"].get<double>());
+                            it["rank_planning_wall_us"].get<double>(), it["swap_triggered"].get<bool>() ? 1 : 0,
+                            it["swaps_refused"].get<int>(), it["best_refused_saved_us_per_iteration"].get<double>(),
+                            it["best_refused_unhidden_us"].get<double>(), it["best_refused_weight_us"].get<double>(),
+                            it["best_refused_dispatch_us"].get<double>(), it["swap_horizon"].get<int>());
   } else {
     text = description + ", executor " + executor + "\n";
-    text += fmt::format("{:<13} {:>4} {:<18} {:>10} {:>7} {:>7} {:>6} {:>6} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
-                        "system", "it", "dataset", "latency_ms", "meta_us", "rplan_us", "R", "R_home", "swaps", "tokNIC_MB",
+    size_t width = 13;  // the name column fits the longest label ("zepp+swaps/no-split")
+    for (const auto& sys : out) width = std::max(width, sys["system"].get<std::string>().size());
+    text += fmt::format("{:<{}} {:>4} {:<18} {:>10} {:>7} {:>7} {:>6} {:>6} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}\n",
+                        "system", width, "it", "dataset", "latency_ms", "meta_us", "rplan_us", "R", "R_home", "swaps", "tokNIC_MB",
                         "tokNVL_MB", "wNIC_MB", "wNVL_MB", "plan_ms", "plan_%");
     for (const auto& sys : out) {
       double planning_ms = 0, charged_us = 0, rank_wall_us = 0;
@@ -174,8 +178,8 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
         planning_ms += it["planning_ms"].get<double>();
         charged_us += it["metadata_us"].get<double>() + it["rank_planning_us"].get<double>();
         rank_wall_us = std::max(rank_wall_us, it["rank_planning_wall_us"].get<double>());
-        text += fmt::format("{:<13} {:>4} {:<18} {:>10.4f} {:>7.1f} {:>7.1f} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f} {:>7}\n",
-                            sys["system"].get<std::string>(), it["iteration"].get<int>(),
+        text += fmt::format("{:<{}} {:>4} {:<18} {:>10.4f} {:>7.1f} {:>7.1f} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f} {:>7}\n",
+                            sys["system"].get<std::string>(), width, it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
                             it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>(),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
@@ -184,7 +188,8 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                             it["planning_ms"].get<double>(),
                             it["planning_share"].is_null() ? "-" : fmt::format("{:.2f}", 100 * it["planning_share"].get<double>()));
       }
-      if (sys["system"].get<std::string>() == "zepp+swaps") text += swap_summary(sys["iterations"], opt.swap_horizon);
+      if (sys["strategy"].get<std::string>() == "zepp+swaps")
+        text += swap_summary(sys["system"].get<std::string>(), sys["iterations"], opt.swap_horizon);
       const double latency_ms = sys["total_latency_ms"].get<double>();
       if (latency_ms > 0)
         text += fmt::format("{:<13} metadata exchange + per-rank planning charged in the simulated latency: {:.1f} us per "
@@ -196,7 +201,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                             sys["system"].get<std::string>(), rank_wall_us);
       text += fmt::format("{:<13} global decision (routing + the simulator's comm plan{}) {:.3f} ms per iteration on this machine's CPU{}\n",
                           sys["system"].get<std::string>(),
-                          sys["system"].get<std::string>() == "zepp+swaps" ? " + swaps" : "", planning_ms / s.iterations,
+                          sys["strategy"].get<std::string>() == "zepp+swaps" ? " + swaps" : "", planning_ms / s.iterations,
                           latency_ms > 0 ? fmt::format(", {:.2f}% of the simulated latency (paper §5: about 5%, on the GPU)",
                                                        100 * planning_ms / latency_ms)
                                          : "");

@@ -39,38 +39,12 @@ struct SimulateFlags {
   std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 // Every registered strategy (one layer and --iterations alike), from the registry.
 std::string strategies_help() {
   std::string text = "Comma-separated strategies: ";
   for (const auto& n : strategy_names()) text += (text.back() == ' ' ? "" : ", ") + n;
   return text;
 }
-
-// "/no-split/no-merge" for Zepp's ablation flags, named as the Figure 9 sweep names them, so a
-// table row says what ran. zepp-overlap routes home, so --no-locality leaves it unchanged.
-std::string ablation_suffix(const StrategyOptions& o, const std::string& name) {
-  std::string s;
-  if (!o.split) s += "/no-split";
-  if (!o.merge) s += "/no-merge";
-  if (!o.overlap) s += "/no-overlap";
-  if (!o.locality && name != "zepp-overlap") s += "/no-locality";
-  if (!o.waves) s += "/no-waves";
-  if (!o.round_order_rule) s += "/round-order-always";
-  if (!o.local_first) s += "/no-local-first";
-  return s;
-}
-
-// Strategies built on Zepp's plan, which the ablation flags change (zepp+hot adds replicas to it,
-// zepp+swaps swaps, zepp-overlap keeps contiguous experts).
-bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
 
 // Flags that act only in another mode are refused, naming the mode (issue 23).
 void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
@@ -85,8 +59,9 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   require(f.serve.period >= 1, "--drift-period", "expected iterations per dataset >= 1, got " + std::to_string(f.serve.period));
   require(f.serve.groups >= 1, "--drift-groups", "expected a number of groups >= 1, got " + std::to_string(f.serve.groups));
   // Zepp's ablation flags and the swap horizon change only Zepp's strategies (a2av --no-merge
-  // ran plain a2av and printed it as if ablated nothing).
-  const auto names = split_list(f.strategies);
+  // ran plain a2av and printed it as if ablated nothing). The names are checked first, so that
+  // " zepp+swaps" is not mistaken for another strategy.
+  const auto names = strategy_list(f.strategies, "--strategies");
   const auto named = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
   require_mode(cmd, {"--no-split", "--no-merge", "--no-overlap", "--no-waves", "--round-order-always", "--no-local-first"},
                named([](const std::string& n) { return takes_zepp_ablations(n); }),
@@ -106,11 +81,7 @@ void run(const SimulateFlags& f) {
   require(f.serve.iterations >= 0, "--iterations", "must be >= 0");
   require(f.opt.swap_horizon >= 1 && f.opt.swap_horizon <= 1000000, "--swap-horizon",
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.swap_horizon));
-  const auto names = split_list(f.strategies);
-  require(!names.empty(), "--strategies", "names no strategy");
-  for (size_t i = 0; i < names.size(); ++i)  // a second row of the same strategy is the same numbers
-    require(std::find(names.begin(), names.begin() + i, names[i]) == names.begin() + i, "--strategies",
-            "names '" + names[i] + "' twice");
+  const auto names = strategy_list(f.strategies, "--strategies");
   StrategyOptions opt = f.opt;
   opt.split = !f.no_split;
   opt.merge = !f.no_merge;
@@ -151,7 +122,7 @@ void run(const SimulateFlags& f) {
   if (!f.timeline.empty()) {
     std::vector<std::string> labels = names;
     for (auto& l : labels)
-      if (takes_zepp_ablations(l)) l += ablation_suffix(opt, l);
+      l = strategy_label(l, opt);
     check_timeline_outputs(f.timeline, labels);
   }
   ResolvedWorkload r = resolve(w);
@@ -191,8 +162,7 @@ void run(const SimulateFlags& f) {
   }
   // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split,
   // zepp+hot/no-split).
-  for (auto& o : outcomes)
-    if (takes_zepp_ablations(o.name)) o.name += ablation_suffix(opt, o.name);
+  for (auto& o : outcomes) o.name = strategy_label(o.name, opt);
   if (!f.timeline.empty()) {
     std::vector<LabelledTimeline> timelines;
     for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});

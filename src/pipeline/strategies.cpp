@@ -80,11 +80,8 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   const int E = in.model.num_experts, G = in.topo.num_gpus();
   const double passes = 1.0 + (sp.triggered ? 1.0 : 0.0) + (sp.swaps.empty() ? 0.0 : 1.0);
   d.planning = per_batch_work(in.workload.batch, E, passes * E * G, true);
-  d.swaps = int(sp.swaps.size());
+  d.swap = SwapOutcome{int(sp.swaps.size()), sp.refused_for_cost, sp.triggered, costs.horizon, sp.best_refused};
   d.swap_wall_s = swap_wall_s;
-  d.swap_triggered = sp.triggered;
-  d.swaps_refused = sp.refused_for_cost;
-  d.best_refused = sp.best_refused;
   d.make_plan = [in, plan, moves = std::move(sp.weight_moves)](const Placement& placement, const Routing& routing) {
     CommPlan c = build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model, plan, moves);
     weights_after_dispatch(c);

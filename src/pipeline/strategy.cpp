@@ -102,6 +102,7 @@ StrategyOutcome run_strategy(const std::string& name, const Workload& w, const M
   }
   out.metadata_s = out.result.metadata_s;
   out.planning_s = out.result.planning_s;
+  out.swap = d.swap;
   out.placement = std::move(d.placement);
   out.routing = std::move(d.routing);
   return out;

@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,16 @@ struct StrategyOptions {
 };
 
 // What a strategy decides for one layer invocation, before anything runs.
+// zepp+swaps' swap rule on one batch (paper §4.3, swap/swap.hpp): swaps accepted, swaps refused
+// as not paying and the best refused one's figures, whether the trigger fired, and the horizon the
+// saving was summed over (iterations).
+struct SwapOutcome {
+  int accepted = 0, refused = 0;
+  bool triggered = false;
+  int horizon = 0;
+  SwapPlan::Refusal best_refused;
+};
+
 struct StrategyDecision {
   Placement placement;
   Routing routing;           // counts and slot_of_pair
@@ -72,14 +83,10 @@ struct StrategyDecision {
   // What it computes per batch before dispatch (metadata exchange, per-rank planning), charged
   // by the executors under PlanningMode::Model (plan/planning.hpp lists each strategy's).
   PlanningWork planning;
-  // zepp+swaps: intra-node swaps accepted on this batch and the wall time of planning them;
-  // whether the rule triggered, how many it refused for cost and the best refused one's figures
-  // (so the output can say why none was accepted).
-  int swaps = 0;
+  // zepp+swaps: its swap rule's outcome on this batch (so the output can say why none was
+  // accepted) and the wall time of planning the swaps; empty and 0 for every other strategy.
+  std::optional<SwapOutcome> swap;
   double swap_wall_s = 0;
-  bool swap_triggered = false;
-  int swaps_refused = 0;
-  SwapPlan::Refusal best_refused;
   // Builds the strategy's comm plan for the sim executor from this decision's placement and
   // routing (most use build_comm_plan with their PlanOptions; baselines with their own dispatch
   // build their own). Valid while the workload, model and topology it was decided on live.
@@ -134,6 +141,7 @@ struct StrategyOutcome {
   // The per-batch metadata exchange and planning charged (0 under PlanningMode::Free), seconds,
   // included in result.latency_s: when the counts all-gather ended, the longest per-GPU planning.
   double metadata_s = 0, planning_s = 0;
+  std::optional<SwapOutcome> swap;  // StrategyDecision::swap
 };
 
 // Runs one strategy end to end. Throws ArgumentError("strategies: unknown ...") for an unknown

@@ -45,6 +45,15 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["routing_wall_us"] = o.routing_wall_s * 1e6;
     s["metadata_us"] = o.metadata_s * 1e6;
     s["planning_us"] = o.planning_s * 1e6;
+    if (o.swap)
+      s["swaps"] = {{"accepted", o.swap->accepted},
+                    {"refused", o.swap->refused},
+                    {"triggered", o.swap->triggered},
+                    {"horizon", o.swap->horizon},
+                    {"best_refused_saved_us_per_iteration", o.swap->best_refused.saved_per_iteration_s * 1e6},
+                    {"best_refused_unhidden_us", o.swap->best_refused.unhidden_s * 1e6},
+                    {"best_refused_weight_us", o.swap->best_refused.weight_s * 1e6},
+                    {"best_refused_dispatch_us", o.swap->best_refused.dispatch_s * 1e6}};
     j["strategies"].push_back(s);
   }
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
@@ -60,6 +69,22 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
   return j;
 }
 
+std::string swap_line(const std::string& name, int accepted, int refused, int triggered, int invocations, int horizon,
+                      const SwapPlan::Refusal* best) {
+  std::string line = fmt::format("{:<13} swaps: {} accepted, {} refused as not paying, triggered in {} of {} iteration{} "
+                                 "(horizon {} iterations)",
+                                 name, accepted, refused, triggered, invocations, invocations == 1 ? "" : "s", horizon);
+  if (accepted == 0 && triggered == 0) line += "; none: the estimated load never exceeded (1 + C) x mean";
+  else if (accepted == 0 && (refused == 0 || !best)) line += "; none: no swap inside a node lowered the busiest GPU's load";
+  else if (accepted == 0)
+    line += fmt::format("; none paid: the best saved {:.1f} us per iteration x {} = {:.1f} us <= {:.1f} us of its "
+                        "{:.1f} us weight transfer not hidden behind the independent compute left after the {:.1f} us "
+                        "dispatch",
+                        best->saved_per_iteration_s * 1e6, horizon, best->saved_per_iteration_s * 1e6 * horizon,
+                        best->unhidden_s * 1e6, best->weight_s * 1e6, best->dispatch_s * 1e6);
+  return line + "\n";
+}
+
 std::string summary_table(const nlohmann::json& s) {
   const auto& w = s["workload"];
   const auto& c = s["cluster"];
@@ -71,7 +96,9 @@ std::string summary_table(const nlohmann::json& s) {
                      c["gpus_per_node"].get<int>(), c["topology"].get<std::string>(), c["links"].get<std::string>(),
                      c["executor"].get<std::string>(),
                      c["executor"] == "sim" ? ", " + c["link_sharing"].get<std::string>() + " link sharing" : "");
-  out += fmt::format("{:<12} {:>12} {:>8} {:>8} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy",
+  size_t width = 12;  // the name column fits the longest label ("zepp+swaps/no-split/no-merge")
+  for (const auto& r : s["strategies"]) width = std::max(width, r["name"].get<std::string>().size());
+  out += fmt::format("{:<{}} {:>12} {:>8} {:>8} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy", width,
                      "latency(us)", "meta us", "plan us", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB",
                      "hidden", "route cost us", "optimum us", "gap");
   for (const auto& r : s["strategies"]) {
@@ -79,8 +106,8 @@ std::string summary_table(const nlohmann::json& s) {
     const bool solved = !r["routing_cost_optimal_us"].is_null();
     const std::string gap_s = !solved ? "-" : r["routing_gap"].is_null() ? "n/a" : fmt::format("{:.1f}%", 100 * r["routing_gap"].get<double>());
     const std::string optimum_s = solved ? fmt::format("{:.1f}", r["routing_cost_optimal_us"].get<double>()) : "-";
-    out += fmt::format("{:<12} {:>12.1f} {:>8.1f} {:>8.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
-                       r["name"].get<std::string>(), r["latency_us"].get<double>(), r["metadata_us"].get<double>(),
+    out += fmt::format("{:<{}} {:>12.1f} {:>8.1f} {:>8.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
+                       r["name"].get<std::string>(), width, r["latency_us"].get<double>(), r["metadata_us"].get<double>(),
                        r["planning_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>() / 1e6,
                        r["nvlink_bytes"].get<double>() / 1e6, r["max_nic_bytes"].get<double>() / 1e6,
@@ -89,6 +116,16 @@ std::string summary_table(const nlohmann::json& s) {
   }
   if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal_us"].is_null(); }))
     out += "optimum -: not solved (--optimum off), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
+  for (const auto& r : s["strategies"]) {
+    if (!r.contains("swaps")) continue;
+    const auto& w = r["swaps"];
+    const SwapPlan::Refusal best{w["best_refused_saved_us_per_iteration"].get<double>() / 1e6,
+                                 w["best_refused_unhidden_us"].get<double>() / 1e6,
+                                 w["best_refused_weight_us"].get<double>() / 1e6,
+                                 w["best_refused_dispatch_us"].get<double>() / 1e6, w["horizon"].get<int>()};
+    out += swap_line(r["name"].get<std::string>(), w["accepted"].get<int>(), w["refused"].get<int>(),
+                     w["triggered"].get<bool>() ? 1 : 0, 1, w["horizon"].get<int>(), &best);
+  }
   return out;
 }
 
@@ -96,7 +133,7 @@ std::string summary_csv(const nlohmann::json& s) {
   std::string out =
       "strategy,latency_us,speedup_vs_a2av,imbalance,inter_node_bytes,nvlink_bytes,max_nic_bytes,comm_hidden_fraction,"
       "routing_cost_us,routing_cost_optimal_us,routing_gap,model,layer,tokens_per_gpu,topology,nodes,gpus_per_node,"
-      "metadata_us,planning_us,planning\n";
+      "metadata_us,planning_us,planning,swaps_accepted,swaps_refused,swap_triggered\n";
   const auto& w = s["workload"];
   const auto& c = s["cluster"];
   for (const auto& r : s["strategies"]) {
@@ -104,14 +141,16 @@ std::string summary_csv(const nlohmann::json& s) {
     const std::string gap_s = r["routing_gap"].is_null() ? "" : fmt::format("{:.6g}", r["routing_gap"].get<double>());
     const std::string optimum_s =
         r["routing_cost_optimal_us"].is_null() ? "" : fmt::format("{:.6g}", r["routing_cost_optimal_us"].get<double>());
-    out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{}\n",
+    const std::string swaps = !r.contains("swaps") ? ",," : fmt::format("{},{},{}", r["swaps"]["accepted"].get<int>(), r["swaps"]["refused"].get<int>(),
+                                                                          r["swaps"]["triggered"].get<bool>() ? 1 : 0);
+    out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),
                        r["nvlink_bytes"].get<double>(), r["max_nic_bytes"].get<double>(),
                        r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(), optimum_s, gap_s,
                        w["model"].get<std::string>(), w["layer"].get<int>(), w["tokens_per_gpu"].get<long>(),
                        c["topology"].get<std::string>(), c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
-                       r["metadata_us"].get<double>(), r["planning_us"].get<double>(), c["planning"].get<std::string>());
+                       r["metadata_us"].get<double>(), r["planning_us"].get<double>(), c["planning"].get<std::string>(), swaps);
   }
   return out;
 }

@@ -128,10 +128,11 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     const Workload w{workload.description(), false, workload.layer(), workload.tokens_per_gpu(),
                      workload.history_load(), workload.batch(it.iteration), /*history_coactivation=*/{}};
     const StrategyDecision d = entry.decide(StrategyInput{w, model, topo, opt, &state});
-    it.swaps = d.swaps;
-    it.swap_triggered = d.swap_triggered;
-    it.swaps_refused = d.swaps_refused;
-    it.best_refused = d.best_refused;
+    const SwapOutcome swap = d.swap.value_or(SwapOutcome{});
+    it.swaps = swap.accepted;
+    it.swap_triggered = swap.triggered;
+    it.swaps_refused = swap.refused;
+    it.best_refused = swap.best_refused;
     it.routing_s = d.routing_wall_s;
     if (d.locality_routing)
       it.rank_planning_wall_s = ranks.run(w.batch, d.placement, topo, opt.balance_slack, d.routing.slot_of_pair);

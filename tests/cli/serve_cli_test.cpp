@@ -46,6 +46,27 @@ TEST(ServeCli, IterationsReportEveryIterationOnTheSimulator) {
   }
 }
 
+// --iterations rows carried plain names under Zepp's ablation flags, and its CSV left out the
+// swap rule's figures that the JSON has.
+TEST(ServeCli, RowsNameTheirAblationsAndTheCsvCarriesTheSwapRule) {
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
+  const std::string args = "simulate --iterations 1 --size-mb 1 --strategies eplb,zepp+swaps --no-split" + kArgs;
+  const auto csv = run_zepp(args + " --format csv");
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",swap_triggered,swaps_refused,best_refused_saved_us_per_iteration,best_refused_unhidden_us,"
+                         "best_refused_weight_us,best_refused_dispatch_us,swap_horizon\n"),
+            std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find("\neplb,0,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("\nzepp+swaps/no-split,0,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.back(), '\n');
+  const std::string last = csv.out.substr(csv.out.rfind('\n', csv.out.size() - 2) + 1);
+  EXPECT_EQ(last.substr(last.rfind(',') + 1), "8\n");  // the default horizon
+  const auto table = run_zepp(args);
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("zepp+swaps/no-split swaps: 0 accepted"), std::string::npos) << table.out;
+}
+
 TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
   auto r = run_zepp("simulate --iterations 2 --drift sometimes" + kArgs);

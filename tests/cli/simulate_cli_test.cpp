@@ -57,6 +57,43 @@ TEST(SimulateCli, AStrategyNamedTwiceIsRefused) {
   EXPECT_NE(r.err.find("--strategies: names 'a2av' twice"), std::string::npos) << r.err;
 }
 
+// Entries are trimmed: " zepp+swaps" was taken for another strategy, so --swap-horizon was
+// refused as if zepp+swaps were not named; an empty entry was skipped without a word.
+TEST(SimulateCli, StrategyEntriesAreTrimmedAndEmptyOnesRefused) {
+  const auto j = simulate_json("--executor estimate --nodes 2 --strategies 'a2av, zepp+swaps ' --swap-horizon 3");
+  ASSERT_EQ(j["strategies"].size(), 2u);
+  EXPECT_EQ(j["strategies"][0]["name"], "a2av");
+  EXPECT_EQ(j["strategies"][1]["name"], "zepp+swaps");
+  EXPECT_EQ(j["strategies"][1]["swaps"]["horizon"], 3);
+  for (const auto& [list, entry] : {std::pair{"a2av,,zepp", 2}, {"a2av,", 2}, {"' '", 1}}) {
+    const auto r = run_zepp(std::string("simulate --executor estimate --strategies ") + list);
+    EXPECT_EQ(r.status, 2) << list;
+    EXPECT_NE(r.err.find("--strategies: entry " + std::to_string(entry) + " of '"), std::string::npos) << r.err;
+  }
+}
+
+// One layer of zepp+swaps said nothing of its swaps; now the row carries the rule's outcome and
+// the table a line that says why none was accepted (the estimate executor decides as sim does).
+TEST(SimulateCli, ZeppSwapsReportsItsSwapRuleOnOneLayer) {
+  const auto j = simulate_json("--executor estimate --nodes 2 --strategies zepp,zepp+swaps");
+  ASSERT_EQ(j["strategies"].size(), 2u);
+  EXPECT_FALSE(j["strategies"][0].contains("swaps"));
+  const auto& w = j["strategies"][1]["swaps"];
+  EXPECT_EQ(w["horizon"], 8);
+  EXPECT_GE(w["accepted"].get<int>(), 0);
+  if (!w["triggered"].get<bool>()) EXPECT_EQ(w["accepted"], 0);
+  const auto table = run_zepp("simulate --executor estimate --nodes 2 --strategies zepp,zepp+swaps");
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("zepp+swaps    swaps: " + std::to_string(w["accepted"].get<int>()) + " accepted, " +
+                           std::to_string(w["refused"].get<int>()) + " refused as not paying, triggered in " +
+                           (w["triggered"].get<bool>() ? "1" : "0") + " of 1 iteration (horizon 8 iterations)"),
+            std::string::npos)
+      << table.out;
+  const auto csv = run_zepp("simulate --executor estimate --nodes 2 --strategies zepp,zepp+swaps --format csv");
+  EXPECT_NE(csv.out.find(",swaps_accepted,swaps_refused,swap_triggered\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",model,,,\nzepp+swaps,"), std::string::npos) << csv.out;  // zepp's swap columns empty
+}
+
 TEST(SimulateCli, ZeppHotRowsNameTheZeppAblationTheyRan) {
   const auto j = simulate_json("--executor estimate --topology dgx-h100 --strategies zepp,zepp+hot --no-split");
   ASSERT_EQ(j["strategies"].size(), 2u);
@@ -139,7 +176,12 @@ INSTANTIATE_TEST_SUITE_P(
                       BadArgs{"--nic-gbps -3", "--nic-gbps"},
                       BadArgs{"--trace /nonexistent/trace.json --model kimi-k2", "/nonexistent/trace.json"},
                       BadArgs{"--trace /tmp", "--model"},
-                      BadArgs{"--nodes four", "--nodes"}));
+                      BadArgs{"--nodes four", "--nodes"},
+                      // Integer flags said only "Could not convert: --swap-horizon = 1e9".
+                      BadArgs{"--strategies zepp+swaps --swap-horizon 1e9",
+                              "--swap-horizon: expected a whole number in [-2147483648, 2147483647], got '1e9'"},
+                      BadArgs{"--nodes 99999999999", "--nodes: expected a whole number in [-2147483648, 2147483647]"},
+                      BadArgs{"--seed 2.5", "--seed: expected a whole number in [0, 18446744073709551615], got '2.5'"}));
 
 // --optimum off leaves the exact optimum unsolved (null, "-"); a bad value exits 2 naming the flag.
 TEST(SimulateCli, OptimumOffAndBadValue) {
