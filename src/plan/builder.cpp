@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "core/error.hpp"
@@ -67,10 +68,24 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
                           str(slot) + " holding expert " + str(placement.phy2log[slot]));
     gpu_of_pair_[p] = placement.gpu_of_slot(slot);
   }
+  require(T < (int64_t(1) << 31), "batch", "has " + str(T) + " tokens, at most 2^31 - 1 are supported");
+  remote_pairs_.assign(size_t(N_) * N_, 0);
+  for (int64_t t = 0; t < T; ++t) {
+    const int n = node_of(src_gpu_of_token_[t]);
+    for (int64_t p = t * K_; p < (t + 1) * K_; ++p)
+      if (const int d = node_of(gpu_of_pair_[p]); d != n) ++remote_pairs_[size_t(n) * N_ + d];
+  }
   deliver_.assign(P, -1);
-  receiver_.assign(P, -1);
+  if (options.merge && options.pre_reduce) receiver_.assign(P, -1);  // only combine's gathers need it
   compute_of_pair_.assign(P, -1);
   weights_of_slot_.assign(placement.num_slots(), -1);
+  const size_t W = size_t(options.combine_waves);
+  direct_.assign(2 * size_t(plan_.num_gpus) * G_ * W, -1);
+  gather_.assign(size_t(plan_.num_gpus) * G_ * W, -1);
+  flow_.assign(3 * size_t(G_) * G_ * W, -1);
+  flow_rows_.assign(flow_.size(), 0);
+  flow_pairs_.assign(flow_.size(), 0);
+  final_of_own_.assign(plan_.num_gpus, -1);
 }
 
 int32_t Builder::add_task(Task t) {
@@ -86,17 +101,20 @@ int64_t Builder::transfer_priority(Phase phase, int round, int lane) const {
   return (base + (round == 0 ? N_ : round)) * G_ + lane;
 }
 
-// (src, dst, phase, round, hop) packed into one integer: GPUs below 2^24, rounds below 2^11.
-static uint64_t transfer_key(int src, int dst, Phase phase, int round, Hop hop) {
-  return (uint64_t(src) << 40) | (uint64_t(dst) << 16) | (uint64_t(round) << 5) | (uint64_t(phase) << 3) | uint64_t(hop);
-}
-
 int32_t Builder::transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority, int wave) {
-  const std::pair<uint64_t, int32_t> key{transfer_key(src, dst, phase, round, hop), wave};
-  if (auto it = transfers_.find(key); it != transfers_.end()) return it->second;
-  const int32_t id = new_transfer(src, dst, phase, round, hop, priority);
-  transfers_.emplace(key, id);
-  return id;
+  // The tables and why each key has one entry: builder.hpp (direct_, gather_).
+  const size_t W = size_t(opt_.combine_waves), cell = (size_t(local_of(src)) * G_ + local_of(dst)) * W + wave;
+  int32_t* id = nullptr;
+  if (hop == Hop::Direct) {
+    id = &direct_[(size_t(phase == Phase::Combine) * plan_.num_gpus + size_t(node_of(src)) * G_) * G_ * W + cell];
+  } else if (hop == Hop::Gather) {
+    id = &gather_[size_t(node_of(src)) * G_ * G_ * W + cell];
+    if (*id < 0) gather_used_.push_back(size_t(id - gather_.data()));
+  } else {
+    throw std::logic_error("transfer: route_flow coalesces relays, puts and forwards");
+  }
+  if (*id < 0) *id = new_transfer(src, dst, phase, round, hop, priority);
+  return *id;
 }
 
 int32_t Builder::new_transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority) {
@@ -113,8 +131,13 @@ int32_t Builder::new_transfer(int src, int dst, Phase phase, int round, Hop hop,
 }
 
 void Builder::add_dep(int32_t task, int32_t dep) {
+  if (dep < 0) return;
+  // A task's dependencies are a set (finalize() sorts and dedups them; keep_round_order reads
+  // them as one); skipping a repeat of the last few keeps the lists short.
   auto& deps = plan_.tasks[task].deps;
-  if (dep >= 0 && (deps.empty() || deps.back() != dep)) deps.push_back(dep);  // finalize() dedups fully
+  for (size_t i = deps.size(), seen = 0; i > 0 && seen < 4; --i, ++seen)
+    if (deps[i - 1] == dep) return;
+  deps.push_back(dep);
 }
 
 void Builder::add_row(int32_t task, int64_t token, const int64_t* pairs, size_t n) {
@@ -302,6 +325,8 @@ void Builder::add_compute_groups() {
       if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = N_;
     }
   }
+  std::vector<int64_t> group_pairs(size_t(S) * N_, 0);  // [slot][group] -> pairs
+  for (size_t i = 0; i < count.size(); ++i) group_pairs[i / N_ * N_ + group_of[i]] += count[i];
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
   for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p) {
     const int32_t slot = routing_.slot_of_pair[p];
@@ -316,6 +341,7 @@ void Builder::add_compute_groups() {
       t.slot = slot;
       t.expert = placement_.phy2log[slot];
       t.priority = opt_.overlap ? rank_of_group[size_t(slot) * N_ + group] : 0;
+      t.pairs.reserve(group_pairs[size_t(slot) * N_ + group]);
       g = add_task(std::move(t));
       add_dep(g, weights_of_slot_[slot]);
     }

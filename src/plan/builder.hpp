@@ -2,7 +2,6 @@
 // flow.cpp, builder.cpp). Not part of the public API; see comm_plan.hpp for the semantics.
 #pragma once
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "plan/comm_plan.hpp"
@@ -10,20 +9,37 @@
 namespace zepp::plan_detail {
 
 // Rows of one inter-node flow (source node -> destination node), before split and merge
-// choose their physical path. Pairs and targets are ranges into the flow's flat arrays.
+// choose their physical path. Pairs and targets are ranges into the flow's flat arrays; a
+// row's range ends where the next row's begins (24 bytes a row: a flow holds a row per remote
+// (token, node) or pair, and at scale its bytes, not its work, are what the build pays for).
 struct FlowRow {
-  int64_t token;
+  int32_t token;     // below 2^31 (Builder checks)
   int32_t src_gpu;   // GPU holding the row
   int32_t dep;       // task that must finish before the row can leave (-1: none)
-  uint32_t pair_begin, pair_end;  // combine rows: the pairs the row sums
-  uint32_t tgt_begin, tgt_end;    // GPUs of the destination node that need the row
-  int32_t wave = 0;  // combine: completion wave (combine.cpp); dispatch rows: 0
+  int32_t wave;      // combine: completion wave (combine.cpp); dispatch rows: 0
+  uint32_t pair_begin;  // combine rows: the pairs the row sums
+  uint32_t tgt_begin;   // GPUs of the destination node that need the row
 };
 struct Flow {
   std::vector<FlowRow> rows;
   std::vector<int64_t> pairs;
   std::vector<int32_t> targets;
+  uint32_t pair_end(size_t r) const { return r + 1 < rows.size() ? rows[r + 1].pair_begin : uint32_t(pairs.size()); }
+  uint32_t tgt_end(size_t r) const { return r + 1 < rows.size() ? rows[r + 1].tgt_begin : uint32_t(targets.size()); }
+  void clear() { rows.clear(), pairs.clear(), targets.clear(); }  // keeps the memory for reuse
 };
+
+// Sorts a token's pairs [first, last) by serving GPU, keeping pair order among equal GPUs (as
+// std::stable_sort does): an insertion sort, as a token has top_k pairs.
+inline void sort_by_gpu(int64_t* first, int64_t* last, const int32_t* gpu_of_pair) {
+  for (int64_t* i = first + (first != last); i < last; ++i) {
+    const int64_t p = *i;
+    const int32_t g = gpu_of_pair[p];
+    int64_t* j = i;
+    for (; j > first && gpu_of_pair[j[-1]] > g; --j) *j = j[-1];
+    *j = p;
+  }
+}
 
 class Builder {
  public:
@@ -34,8 +50,9 @@ class Builder {
  private:
   // builder.cpp
   int32_t add_task(Task t);
-  // The transfer of this (src, dst, phase, round, hop), created on first use (coalescing).
-  // Combine transfers of different completion waves are never coalesced (combine.cpp).
+  // The transfer of this (src, dst, phase, round, hop), created on first use (coalescing), for
+  // hops Direct and Gather (route_flow coalesces the others). Combine transfers of different
+  // completion waves are never coalesced (combine.cpp). Tables: direct_, gather_ below.
   int32_t transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority, int wave = 0);
   int32_t new_transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority);
   void add_dep(int32_t task, int32_t dep);
@@ -81,21 +98,45 @@ class Builder {
   const PlanOptions& opt_;
   int N_, G_, K_;
   CommPlan plan_;
-  struct KeyHash {
-    size_t operator()(const std::pair<uint64_t, int32_t>& k) const {
-      return std::hash<uint64_t>()(k.first ^ (uint64_t(uint32_t(k.second)) * 0x9E3779B97F4A7C15ull));
-    }
-  };
-  // (transfer_key(...), wave) -> coalesced transfer
-  std::unordered_map<std::pair<uint64_t, int32_t>, int32_t, KeyHash> transfers_;
+  // Coalesced transfers, by key (src, dst, phase, round, hop, wave), in dense tables (-1: none
+  // yet). Every key lands in exactly one entry, as each table's scope fixes what it leaves out:
+  //  - direct_ [phase (dispatch 0, combine 1)][src][local index of dst][wave]: hop Direct, round
+  //    0 (intra-node flows), src and dst on one node.
+  //  - gather_ [src][local index of dst][wave]: combine gathers for tokens of source node
+  //    gather_node_. Tokens are visited by source GPU, so source nodes come in ascending order;
+  //    the round (n - d) mod N is fixed by n and the gather's node d, so entries of an earlier n
+  //    are never asked for again and are cleared (gather_used_) when n changes.
+  //  - flow_ [flow_cell(hop, src, dst, wave)]: the relays, puts and forwards of the inter-node
+  //    flow route_flow is routing, cleared (flow_used_) before each flow. A relay (both GPUs on
+  //    the flow's source node), put (source node to destination node) or forward (both on the
+  //    destination node) of a given phase and round belongs to exactly one flow: for a source
+  //    node the round names the destination node, and back. flow_rows_ and flow_pairs_: the
+  //    rows and pairs each will carry (route_flow counts them first).
+  // transfer() serves hops Direct and Gather; route_flow the others.
+  std::vector<int32_t> direct_, gather_, flow_;
+  std::vector<int64_t> flow_rows_, flow_pairs_;
+  std::vector<size_t> gather_used_, flow_used_;  // entries to clear
+  int gather_node_ = -1;
+  // [hop (relay 0, put 1, forward 2)][local index of src][local index of dst][wave]
+  size_t flow_cell(Hop hop, int src, int dst, int wave) const {
+    const size_t h = hop == Hop::Relay ? 0 : hop == Hop::Put ? 1 : 2;
+    return ((h * G_ + local_of(src)) * G_ + local_of(dst)) * size_t(opt_.combine_waves) + wave;
+  }
   std::vector<int32_t> src_gpu_of_token_;  // [T]
   std::vector<int32_t> gpu_of_pair_;       // [T * K]
   std::vector<int32_t> deliver_;           // [T * K] dispatch task delivering the pair's token (-1: local)
-  std::vector<int32_t> receiver_;          // [T * K] merge: GPU that received the token on the pair's node
+  std::vector<int32_t> receiver_;          // [T * K] merge with pre_reduce (else empty): GPU that received
+                                           // the token on the pair's node
   std::vector<int32_t> compute_of_pair_;   // [T * K]
   std::vector<int32_t> weights_of_slot_;   // [slots] weight transfer task or -1
-  std::unordered_map<int64_t, int32_t> final_of_arrival_;  // arrival task (or -1 - gpu) -> FinalReduce
+  std::vector<int32_t> final_of_task_;     // [tasks] arrival task -> its FinalReduce, or -1
+  std::vector<int32_t> final_of_own_;      // [num_gpus] FinalReduce of the GPU's own computed pairs
   std::vector<int32_t> pre_reduce_;        // [num_gpus * N * waves] PreReduce task or -1
+  std::vector<int64_t> remote_pairs_;      // [N * N] pairs of tokens of node n computed on node d (n != d)
+  // [N * N] the inter-node flows, by (node of the tokens n, node of their experts d): dispatch's
+  // flow n -> d and then combine's flow d -> n, which reuses its memory (each holds at most a
+  // row, a pair and a target per pair of remote_pairs_[n * N + d]).
+  std::vector<Flow> flows_;
   std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
   std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
 };

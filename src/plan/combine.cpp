@@ -45,17 +45,23 @@
 namespace zepp::plan_detail {
 
 int32_t Builder::final_reduce(int gpu, int32_t arrival) {
-  const int64_t key = arrival >= 0 ? arrival : -1 - int64_t(gpu);
-  if (auto it = final_of_arrival_.find(key); it != final_of_arrival_.end()) return it->second;
+  if (arrival >= 0 && size_t(arrival) >= final_of_task_.size()) final_of_task_.resize(plan_.tasks.size(), -1);
+  int32_t& known = arrival >= 0 ? final_of_task_[arrival] : final_of_own_[gpu];
+  if (known >= 0) return known;
   Task t;
   t.kind = TaskKind::FinalReduce;
   t.phase = Phase::Combine;
   t.gpu = gpu;
   t.priority = N_ + 1;  // after the compute groups that are ready
-  const int32_t id = add_task(std::move(t));
-  add_dep(id, arrival);
-  final_of_arrival_.emplace(key, id);
-  return id;
+  if (arrival >= 0) {  // it sums rows the arrival carries: at most all of them
+    const Task& a = plan_.tasks[arrival];
+    t.tokens.reserve(a.tokens.size());
+    t.pair_begin.reserve(a.pair_begin.size());
+    t.pairs.reserve(a.pairs.size());
+  }
+  known = add_task(std::move(t));
+  add_dep(known, arrival);
+  return known;
 }
 
 int Builder::wave_of(int node, const int64_t* first, const int64_t* last) const {
@@ -84,15 +90,20 @@ int32_t Builder::pre_reduce(int gpu, int dst_node, int wave) {
 
 void Builder::add_combine() {
   pre_reduce_.assign(size_t(plan_.num_gpus) * N_ * opt_.combine_waves, -1);
-  std::vector<Flow> flows(size_t(N_) * N_);
+  // Flow d -> n is flows_[n * N + d] (builder.hpp), reserved by dispatch.
+  std::vector<Flow>& flows = flows_;
   const int64_t T = batch_.num_tokens();
-  std::vector<int64_t> by_gpu;
+  std::vector<int64_t> by_gpu(K_);
   for (int64_t t = 0; t < T; ++t) {
     const int src = src_gpu_of_token_[t];
     const int n = node_of(src);
-    by_gpu.resize(K_);
+    if (n != gather_node_) {  // gathers of the previous source node are never asked for again
+      for (size_t i : gather_used_) gather_[i] = -1;
+      gather_used_.clear();
+      gather_node_ = n;
+    }
     for (int k = 0; k < K_; ++k) by_gpu[k] = t * K_ + k;
-    std::stable_sort(by_gpu.begin(), by_gpu.end(), [&](int64_t a, int64_t b) { return gpu_of_pair_[a] < gpu_of_pair_[b]; });
+    sort_by_gpu(by_gpu.data(), by_gpu.data() + K_, gpu_of_pair_.data());
 
     for (size_t a = 0; a < by_gpu.size();) {
       const int h = gpu_of_pair_[by_gpu[a]];
@@ -117,11 +128,10 @@ void Builder::add_combine() {
           for (size_t u = q; u < q + step; ++u) add_dep(task, compute_of_pair_[by_gpu[u]]);
         }
       } else if (!opt_.merge || !opt_.pre_reduce) {  // one row per pair (with merge [a, b) spans the node)
-        Flow& f = flows[size_t(d) * N_ + n];
+        Flow& f = flows[size_t(n) * N_ + d];
         for (size_t q = a; q < b; ++q) {
-          f.rows.push_back({t, gpu_of_pair_[by_gpu[q]], compute_of_pair_[by_gpu[q]], uint32_t(f.pairs.size()),
-                            uint32_t(f.pairs.size() + 1), uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1),
-                            wave_of(d, &by_gpu[q], &by_gpu[q] + 1)});
+          f.rows.push_back({int32_t(t), gpu_of_pair_[by_gpu[q]], compute_of_pair_[by_gpu[q]],
+                            wave_of(d, &by_gpu[q], &by_gpu[q] + 1), uint32_t(f.pairs.size()), uint32_t(f.targets.size())});
           f.pairs.push_back(by_gpu[q]);
           f.targets.push_back(src);
         }
@@ -151,9 +161,8 @@ void Builder::add_combine() {
         }
         add_row(pr, t, &by_gpu[a], b - a);
         plan_.tasks[pr].bytes += double(inputs) * plan_.token_bytes;
-        Flow& f = flows[size_t(d) * N_ + n];
-        f.rows.push_back({t, R, pr, uint32_t(f.pairs.size()), uint32_t(f.pairs.size() + (b - a)),
-                          uint32_t(f.targets.size()), uint32_t(f.targets.size() + 1), wave});
+        Flow& f = flows[size_t(n) * N_ + d];
+        f.rows.push_back({int32_t(t), R, pr, wave, uint32_t(f.pairs.size()), uint32_t(f.targets.size())});
         f.pairs.insert(f.pairs.end(), by_gpu.begin() + a, by_gpu.begin() + b);
         f.targets.push_back(src);
       }
@@ -163,12 +172,13 @@ void Builder::add_combine() {
 
   for (int d = 0; d < N_; ++d)
     for (int n = 0; n < N_; ++n) {
-      const Flow& f = flows[size_t(d) * N_ + n];
+      const Flow& f = flows[size_t(n) * N_ + d];
       if (f.rows.empty()) continue;
       const std::vector<int32_t> delivered = route_flow(Phase::Combine, d, n, f, nullptr);
-      for (const FlowRow& row : f.rows) {
+      for (size_t r = 0; r < f.rows.size(); ++r) {
+        const FlowRow& row = f.rows[r];
         const int32_t fr = final_reduce(f.targets[row.tgt_begin], delivered[row.tgt_begin]);
-        add_row(fr, row.token, &f.pairs[row.pair_begin], row.pair_end - row.pair_begin);
+        add_row(fr, row.token, &f.pairs[row.pair_begin], f.pair_end(r) - row.pair_begin);
       }
     }
 }

@@ -8,7 +8,13 @@
 namespace zepp::plan_detail {
 
 void Builder::add_dispatch() {
-  std::vector<Flow> flows(size_t(N_) * N_);
+  std::vector<Flow>& flows = flows_;
+  flows.resize(size_t(N_) * N_);
+  for (size_t i = 0; i < flows.size(); ++i) {  // at most a row per remote pair
+    flows[i].rows.reserve(remote_pairs_[i]);
+    flows[i].pairs.reserve(remote_pairs_[i]);
+    flows[i].targets.reserve(remote_pairs_[i]);
+  }
   const int64_t T = batch_.num_tokens();
   std::vector<int64_t> by_gpu;  // the token's pairs, ordered by serving GPU
   for (int64_t t = 0; t < T; ++t) {
@@ -17,7 +23,7 @@ void Builder::add_dispatch() {
     by_gpu.clear();
     for (int64_t p = t * K_; p < (t + 1) * K_; ++p)
       if (gpu_of_pair_[p] != src) by_gpu.push_back(p);
-    std::stable_sort(by_gpu.begin(), by_gpu.end(), [&](int64_t a, int64_t b) { return gpu_of_pair_[a] < gpu_of_pair_[b]; });
+    sort_by_gpu(by_gpu.data(), by_gpu.data() + by_gpu.size(), gpu_of_pair_.data());
 
     for (size_t a = 0; a < by_gpu.size();) {
       const int h = gpu_of_pair_[by_gpu[a]];
@@ -34,14 +40,12 @@ void Builder::add_dispatch() {
         for (size_t q = a; q < b; ++q) deliver_[by_gpu[q]] = task;
       } else {
         Flow& f = flows[size_t(n) * N_ + d];
-        FlowRow row{t, src, -1, uint32_t(f.pairs.size()), 0, uint32_t(f.targets.size()), 0};
+        const FlowRow row{int32_t(t), src, -1, 0, uint32_t(f.pairs.size()), uint32_t(f.targets.size())};
         for (size_t q = a; q < b; ++q) {
           f.pairs.push_back(by_gpu[q]);
           const int g = gpu_of_pair_[by_gpu[q]];
           if (f.targets.size() == row.tgt_begin || f.targets.back() != g) f.targets.push_back(g);
         }
-        row.pair_end = uint32_t(f.pairs.size());
-        row.tgt_end = uint32_t(f.targets.size());
         f.rows.push_back(row);
       }
       a = b;
@@ -56,14 +60,15 @@ void Builder::add_dispatch() {
       const std::vector<int32_t> delivered = route_flow(Phase::Dispatch, n, d, f, &receivers);
       for (size_t r = 0; r < f.rows.size(); ++r) {
         const FlowRow& row = f.rows[r];
-        for (uint32_t q = row.pair_begin; q < row.pair_end; ++q) {
+        for (uint32_t q = row.pair_begin; q < f.pair_end(r); ++q) {
           const int64_t p = f.pairs[q];
-          const auto* tgt = std::find(&f.targets[row.tgt_begin], &f.targets[0] + row.tgt_end, gpu_of_pair_[p]);
+          const auto* tgt = std::find(&f.targets[row.tgt_begin], &f.targets[0] + f.tgt_end(r), gpu_of_pair_[p]);
           deliver_[p] = delivered[tgt - &f.targets[0]];
-          receiver_[p] = receivers[r];
+          if (!receiver_.empty()) receiver_[p] = receivers[r];
         }
       }
     }
+  for (Flow& f : flows) f.clear();  // combine reuses them
 }
 
 }  // namespace zepp::plan_detail

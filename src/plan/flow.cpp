@@ -41,6 +41,8 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
   // Dispatch round r sends to n - r; combine round r sends to n + r (Algorithm 1 lines 3, 17).
   const int round = phase == Phase::Dispatch ? (src_node - dst_node + N_) % N_ : (dst_node - src_node + N_) % N_;
   const int64_t prio = transfer_priority(phase, round, 0);
+  for (size_t i : flow_used_) flow_[i] = -1, flow_rows_[i] = 0, flow_pairs_[i] = 0;  // the last flow's
+  flow_used_.clear();
 
   std::vector<int64_t> volumes(G_, 0);
   for (const FlowRow& r : flow.rows) ++volumes[local_of(r.src_gpu)];
@@ -72,37 +74,70 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     return nic(cursor[i]);
   };
 
+  // Pass 1: every row's NIC, and the rows and pairs each relay, put and forward of the flow
+  // will carry (they are the flow's own: builder.hpp, flow_), so pass 2 allocates each once.
+  const bool via_peer = opt_.merge && (phase == Phase::Dispatch || opt_.pre_reduce);
+  std::vector<int32_t> nic_of_row(flow.rows.size());
+  auto count = [&](Hop hop, int src, int dst, int wave, uint32_t n_pairs) {
+    const size_t i = flow_cell(hop, src, dst, wave);
+    ++flow_rows_[i];
+    flow_pairs_[i] += n_pairs;
+  };
+  for (size_t r = 0; r < flow.rows.size(); ++r) {
+    const FlowRow& row = flow.rows[r];
+    const uint32_t n_pairs = flow.pair_end(r) - row.pair_begin;
+    const int nic = nic_of_row[r] = src_node * G_ + take_nic(local_of(row.src_gpu));
+    if (nic != row.src_gpu) count(Hop::Relay, row.src_gpu, nic, row.wave, n_pairs);
+    // Merged rows go to the peer GPU and are forwarded (lines 7-11, 25); per-pair combine rows
+    // (no merge, or no pre-reduction) go straight to the token's GPU.
+    if (!via_peer && flow.tgt_end(r) - row.tgt_begin != 1) throw std::logic_error("route_flow: unmerged row with several targets");
+    const int recv = via_peer ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
+    count(Hop::Put, nic, recv, row.wave, n_pairs);
+    for (uint32_t q = row.tgt_begin; q < flow.tgt_end(r); ++q)
+      if (flow.targets[q] != recv) count(Hop::Forward, recv, flow.targets[q], row.wave, n_pairs);
+  }
+
+  // Pass 2: the transfers, coalesced per (hop, sender, receiver, wave), and their rows.
+  const bool with_pairs = phase == Phase::Combine;
+  auto transfer_of = [&](Hop hop, int src, int dst, int64_t priority, int wave) {
+    const size_t i = flow_cell(hop, src, dst, wave);
+    int32_t& id = flow_[i];
+    if (id < 0) {
+      id = new_transfer(src, dst, phase, round, hop, priority);
+      flow_used_.push_back(i);
+      Task& t = plan_.tasks[id];
+      t.tokens.reserve(flow_rows_[i]);
+      if (with_pairs) t.pair_begin.reserve(flow_rows_[i] + 1), t.pairs.reserve(flow_pairs_[i]);
+    }
+    return id;
+  };
   std::vector<int32_t> delivered(flow.targets.size(), -1);
   if (receivers) receivers->assign(flow.rows.size(), -1);
   for (size_t r = 0; r < flow.rows.size(); ++r) {
     const FlowRow& row = flow.rows[r];
-    const int64_t* pairs = phase == Phase::Combine ? flow.pairs.data() + row.pair_begin : nullptr;
-    const size_t n_pairs = row.pair_end - row.pair_begin;
-    const int nic = src_node * G_ + take_nic(local_of(row.src_gpu));
+    const int64_t* pairs = with_pairs ? flow.pairs.data() + row.pair_begin : nullptr;
+    const size_t n_pairs = flow.pair_end(r) - row.pair_begin;
+    const int nic = nic_of_row[r];
     int32_t ready = row.dep;
     if (nic != row.src_gpu) {
-      const int32_t relay = transfer(row.src_gpu, nic, phase, round, Hop::Relay, prio, row.wave);
+      const int32_t relay = transfer_of(Hop::Relay, row.src_gpu, nic, prio, row.wave);
       add_row(relay, row.token, pairs, n_pairs);
       add_dep(relay, row.dep);
       ready = relay;
     }
-    // Merged rows go to the peer GPU and are forwarded (lines 7-11, 25); per-pair combine rows
-    // (no merge, or no pre-reduction) go straight to the token's GPU.
-    const bool via_peer = opt_.merge && (phase == Phase::Dispatch || opt_.pre_reduce);
-    if (!via_peer && row.tgt_end - row.tgt_begin != 1) throw std::logic_error("route_flow: unmerged row with several targets");
     const int recv = via_peer ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
-    const int32_t put = transfer(nic, recv, phase, round, Hop::Put, prio, row.wave);
+    const int32_t put = transfer_of(Hop::Put, nic, recv, prio, row.wave);
     add_row(put, row.token, pairs, n_pairs);
     add_dep(put, ready);
     if (receivers) (*receivers)[r] = recv;
-    for (uint32_t q = row.tgt_begin; q < row.tgt_end; ++q) {
+    for (uint32_t q = row.tgt_begin; q < flow.tgt_end(r); ++q) {
       const int h = flow.targets[q];
       if (h == recv) {
         delivered[q] = put;
         continue;
       }
       const int lane = ((local_of(h) - local_of(recv) - 1 - round) % G_ + 2 * G_) % G_;  // line 10
-      const int32_t fwd = transfer(recv, h, phase, round, Hop::Forward, transfer_priority(phase, round, lane), row.wave);
+      const int32_t fwd = transfer_of(Hop::Forward, recv, h, transfer_priority(phase, round, lane), row.wave);
       add_row(fwd, row.token, pairs, n_pairs);
       add_dep(fwd, put);
       delivered[q] = fwd;
