@@ -94,7 +94,16 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
 // routed home (the first step of the paper's Figure 12 ablation).
 StrategyDecision decide_zepp_overlap(const StrategyInput& in) {
   Placement p = static_placement(in, [&] { return place_contiguous(in.model.num_experts, in.topo); });
-  return decide_with(std::move(p), in, false, zepp_plan_options(in.opt));
+  StrategyDecision d = decide_with(std::move(p), in, false, zepp_plan_options(in.opt));
+  // Per batch, with split: the NIC split of each (source node, destination node) flow (eq. (2)/
+  // (3)) needs the rows every GPU of the source node sends toward each node, so each GPU's N
+  // counts are all-gathered, the split is solved over N x G cells and each GPU assigns its own
+  // pairs to NICs (as FAST pays for its schedule). Home routing itself is a table lookup.
+  if (in.opt.split) {
+    const int N = in.topo.nodes, G = in.topo.num_gpus();
+    d.planning = per_batch_work(in.workload.batch, N, double(N) * G, true);
+  }
+  return d;
 }
 
 }  // namespace

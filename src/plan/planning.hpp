@@ -28,7 +28,7 @@ PlanningCosts planning_costs();
 
 // A strategy's per-batch work (StrategyDecision::planning). All zero: nothing per batch (a static
 // placement and a per-token table lookup, which every dispatch layout does anyway):
-// a2av, eplb, comet, comet+eplb, sglang, zepp-overlap.
+// a2av, eplb, comet, comet+eplb, sglang.
 //  - zepp: E counts per GPU all-gathered, the count-level plan (E x G cells), own pairs assigned;
 //  - zepp+swaps: as zepp, plus swap planning on the gathered demand (another E x G cells);
 //  - zepp+hot: as zepp, plus the hot pass on the plan's slot loads (swap/hot.hpp HotPlan::cells);
@@ -36,6 +36,8 @@ PlanningCosts planning_costs();
 //    pairs assigned to the new replicas;
 //  - fast: each GPU's row of the traffic matrix (G counts) all-gathered, the schedule on the
 //    G x G matrix (G x G cells), own pairs assigned to NICs;
+//  - zepp-overlap (with split): each GPU's N rows-per-node counts all-gathered, the NIC split of
+//    every flow of its node (N x G cells), own pairs assigned to NICs; without split nothing;
 //  - epic: nearest-replica routing of the own pairs, no exchange.
 struct PlanningWork {
   int64_t metadata_bytes = 0;  // bytes of counts each GPU contributes to the all-gather; 0: none
