@@ -59,8 +59,13 @@ std::string simulate(const pb::dict& s) {
   opt.merge = s["merge"].cast<bool>();
   opt.overlap = s["overlap"].cast<bool>();
   opt.locality = s["locality"].cast<bool>();
+  opt.waves = s["waves"].cast<bool>();
+  opt.round_order_rule = !s["round_order_always"].cast<bool>();
+  opt.local_first = s["local_first"].cast<bool>();
+  const std::optional<int> horizon = optional_field<int>(s, "swap_horizon");  // None: the default
+  opt.swap_horizon = horizon.value_or(kDefaultSwapHorizon);
   // "model" (default) charges each strategy's metadata exchange and planning, "free" does not.
-  const std::string planning = s.contains("planning") ? s["planning"].cast<std::string>() : "model";
+  const std::string planning = s["planning"].cast<std::string>();
   require(planning == "model" || planning == "free", "planning", "expected model or free, got '" + planning + "'");
   opt.planning = planning == "model" ? PlanningMode::Model : PlanningMode::Free;
   const auto names = s["strategies"].cast<std::vector<std::string>>();
@@ -77,6 +82,20 @@ std::string simulate(const pb::dict& s) {
   pb::gil_scoped_release unlocked;
   require(opt.extra_slots >= 0, "extra_slots", "must be >= 0");
   require(!names.empty(), "strategies", "names no strategy");
+  require(opt.swap_horizon >= 1 && opt.swap_horizon <= 1000000, "swap_horizon",
+          "expected iterations in [1, 1000000], got " + std::to_string(opt.swap_horizon));
+  // As `zepp simulate` refuses them (cli/simulate.cpp): Zepp's ablations change only Zepp's
+  // strategies, --no-locality only those that route by locality, the horizon only zepp+swaps.
+  const auto named = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
+  const bool zepp = named([](const std::string& n) { return cli::takes_zepp_ablations(n); });
+  for (const auto& [key, changed] : {std::pair{"split", !opt.split}, {"merge", !opt.merge}, {"overlap", !opt.overlap},
+                                     {"waves", !opt.waves}, {"round_order_always", !opt.round_order_rule},
+                                     {"local_first", !opt.local_first}})
+    require(!changed || zepp, key, "only acts with a Zepp strategy in strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)");
+  require(opt.locality || named([](const std::string& n) { return cli::takes_zepp_ablations(n) && n != "zepp-overlap"; }),
+          "locality", "only acts with a Zepp strategy that routes by locality (zepp, zepp+swaps, zepp+hot)");
+  require(!horizon || named([](const std::string& n) { return n == "zepp+swaps"; }),
+          "swap_horizon", "only acts with zepp+swaps in strategies");
   ExecutorKind ex;
   if (executor == "estimate") ex = ExecutorKind::Estimate;
   else if (executor == "sim") ex = ExecutorKind::Sim;
@@ -99,6 +118,7 @@ std::string simulate(const pb::dict& s) {
   cli::ResolvedWorkload r = cli::resolve(w);  // repeats check_cost: cheap
   std::vector<StrategyOutcome> outcomes;
   for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
+  for (auto& o : outcomes) o.name = cli::strategy_label(o.name, opt);  // "zepp/no-split", as the CLI names rows
   return summary_json(r.workload, r.model, r.topo, executor, outcomes, opt.planning).dump();
 }
 

@@ -58,11 +58,31 @@ def test_real_trace_matches_the_program(shared_dir):
         (dict(strategies=()), "strategies"),
         (dict(gpus_per_node=-2), "gpus_per_node"),
         (dict(model="gpt-5"), "model"),
+        (dict(planning="sometimes"), "planning"),
+        (dict(strategies="a2av,eplb", split=False), "split"),  # Zepp's ablations need a Zepp strategy
+        (dict(strategies="zepp-overlap", locality=False), "locality"),  # it routes home
+        (dict(strategies="zepp", swap_horizon=4), "swap_horizon"),
+        (dict(strategies="zepp+swaps", swap_horizon=0), "swap_horizon"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs, argument):
     with pytest.raises(ValueError, match=f"^{argument}"):
         zepp.simulate(size_mb=0.1, **kwargs)
+
+
+def test_ablations_planning_and_horizon_match_the_program():
+    # The keywords the program had and zepp.simulate lacked: the newer ablations, the planning
+    # charge and zepp+swaps' horizon; rows are named with their ablations, as the CLI names them.
+    flags = ["--nodes", "2", "--size-mb", "0.25", "--executor", "estimate", "--strategies", "a2av,zepp,zepp+swaps",
+             "--no-waves", "--round-order-always", "--no-local-first", "--swap-horizon", "3", "--planning", "free"]
+    cli = json.loads(subprocess.run([program(), "simulate", "--format", "json", *flags],
+                                    capture_output=True, text=True, check=True).stdout)
+    py = zepp.simulate(nodes=2, size_mb=0.25, executor="estimate", strategies="a2av,zepp,zepp+swaps", waves=False,
+                       round_order_always=True, local_first=False, swap_horizon=3, planning="free")
+    same_figures(py, cli)
+    assert [s["name"] for s in py["strategies"]] == [
+        "a2av", "zepp/no-waves/round-order-always/no-local-first", "zepp+swaps/no-waves/round-order-always/no-local-first"]
+    assert py["cluster"]["planning"] == "free" and py["strategies"][2]["swaps"]["horizon"] == 3
 
 
 def test_an_unknown_keyword_is_a_type_error_naming_it():

@@ -55,7 +55,8 @@ def _number(value, name, kind):
 def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av", "eplb", "zepp"),
              executor="sim", *, history=None, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=0.73, dataset="",
              extra_slots=2, balance_slack=0.1, nic_slack=0.0, eplb_groups=0, split=True, merge=True,
-             overlap=True, locality=True, **overrides):
+             overlap=True, locality=True, waves=True, round_order_always=False, local_first=True, swap_horizon=None,
+             planning="model", **overrides):
     """Place, route and time one MoE layer under each strategy; the figures `zepp simulate --format json` prints.
 
     Each keyword is the `zepp simulate` flag of the same name (underscores for dashes); defaults
@@ -75,14 +76,24 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         size_mb, seed, layer, history_fraction, zipf, dataset: workload (see `zepp simulate --help`).
         extra_slots: R extra slots per GPU (§4.1); balance_slack: C of equation (1);
         nic_slack: C_NIC of equation (2); eplb_groups: EPLB expert groups (0: automatic).
-        split, merge, overlap, locality: Zepp's stages (False = the paper's Figure 12 ablations).
+        split, merge, overlap, locality: Zepp's stages (False = the paper's Figure 12 ablations);
+            waves, local_first (False) and round_order_always (True): the ablations of Zepp's
+            combine waves, own-node-first compute and priority-only round order. Each acts only
+            with a Zepp strategy (locality: one that routes by locality), and the rows of Zepp's
+            strategies are then named with it, e.g. "zepp/no-split".
+        swap_horizon: zepp+swaps' horizon in iterations (`--swap-horizon`; only with zepp+swaps;
+            None: the program's default, 8).
+        planning: "model" charges each strategy's per-batch metadata exchange and planning in
+            its latency (src/plan/planning.hpp); "free" leaves them out.
         **overrides: gpus_per_node, num_experts, top_k, hidden, ffn (ints); nvlink_gbps, nic_gbps
             (GB/s), nvlink_latency_us, nic_latency_us (µs), peak_tflops, hbm_tbps, kernel_launch_us.
 
     Returns:
         dict: {"strategies": [{"name", "latency_us", "speedup_vs_a2av", "imbalance",
         "inter_node_bytes", "nvlink_bytes", "max_nic_bytes", "comm_hidden_fraction",
-        "routing_cost_us", "routing_cost_optimal_us", "routing_gap", "routing_wall_us"}, ...],
+        "routing_cost_us", "routing_cost_optimal_us", "routing_gap", "routing_wall_us", "metadata_us",
+        "planning_us" (charged, included in latency_us), zepp+swaps only: "swaps" {"accepted",
+        "refused", "triggered", "horizon", best refused swap's figures}}, ...],
         "workload": {...}, "cluster": {...}} -- the JSON of `zepp simulate --format json`.
 
     Raises:
@@ -102,7 +113,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         strategies = strategies.split(",")
     if not isinstance(strategies, (list, tuple)) or not all(isinstance(s, str) for s in strategies):
         raise TypeError(f"strategies: expected names such as ('a2av', 'eplb', 'zepp') or 'a2av,zepp', got {strategies!r}")
-    for name, value in (("model", model), ("executor", executor), ("dataset", dataset)):
+    for name, value in (("model", model), ("executor", executor), ("dataset", dataset), ("planning", planning)):
         if not (isinstance(value, str) or (value is None and name == "model")):
             raise TypeError(f"{name}: expected a string, got {value!r}")
     settings.update(
@@ -124,7 +135,10 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         nic_slack=_number(nic_slack, "nic_slack", float),
         eplb_groups=count(eplb_groups, "eplb_groups", minimum=0),
         split=_flag(split, "split"), merge=_flag(merge, "merge"), overlap=_flag(overlap, "overlap"),
-        locality=_flag(locality, "locality"),
+        locality=_flag(locality, "locality"), waves=_flag(waves, "waves"),
+        round_order_always=_flag(round_order_always, "round_order_always"), local_first=_flag(local_first, "local_first"),
+        swap_horizon=None if swap_horizon is None else count(swap_horizon, "swap_horizon", minimum=1, maximum=1000000),
+        planning=planning,
         max_seconds=seconds_budget(),
     )
     return json.loads(_zepp.simulate(settings))
