@@ -7,7 +7,32 @@
 // still unassigned experts have quota. Quotas belong to (source GPU, expert) keys, so the tokens
 // of different source GPUs never interact: threads split the GPUs and give the same slots as
 // one thread. Flat arrays only; nothing is allocated per token.
+//
+// Fixed keys first (assign_gpus with fixed_first: the rule's slots, faster). Most keys have
+// exactly one entry once the quotas are built (one replica, or all of a source's quota on
+// one): such a key is fixed, its pairs get that entry's slot whatever the token, and its
+// quota running out is an error. So every
+// token's pairs first take their keys' slots from a table (Router::fixed_; one load per pair,
+// no branch) and count their keys' quotas down (left_); a token with a key that is not fixed
+// goes on: (a) when none of those keys has two remote entries or more (kOpen), their pairs
+// take their local entry in q order, else their one remote entry, (b) otherwise (kChoice) the
+// rule itself runs on the token. At the end every fixed key must have counted down to zero;
+// if one has not, or a token failed, the GPUs are assigned again by the rule alone, in token
+// order, which raises the rule's error. Proof that the slots are the rule's when no error is
+// raised. A key's entries are read and written only by its own pairs. (1) The rule reads a
+// fixed key only through its one entry, which serves every pair until its quota runs out; the
+// counts show it never did (a fixed key's pairs number at most its quota), so its pairs get
+// its slot in the rule's run as in the table, and in (b) the rule sees its quota no lower than
+// the rule alone would (tokens outside (b) do not count it there), hence still one remote entry
+// or a local one: the same decisions. (2) A key that is not fixed is updated by the same steps
+// in the same token order: in (a) by the rule's forced case (a pending pair of a fixed key has
+// one remote entry too, and the rule serves it from it), local steps and remote takes of
+// different keys commute, and a key's repeated pairs keep their q order; in (b) by the rule.
+// A key flagged kOpen never gains remote entries; one flagged kChoice that has lost some only
+// takes the rule's path. The rule's own error for leftover quota (check_quotas_used) still
+// applies: fixed keys are marked spent after the check.
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <vector>
 #include <string>
@@ -34,6 +59,12 @@ struct Router::Tokens {
 };
 
 namespace {
+
+// assign_gpus' answer when a fixed key's count did not match: redo the range in token order.
+constexpr int64_t kRedo = -2;
+// Router::fixed_ of a key without a fixed slot: kChoice when it has two remote entries or more
+// (a token may have to choose among them), kOpen otherwise. Both negative; kChoice has bit 30.
+constexpr int32_t kOpen = INT32_MIN, kChoice = INT32_MIN | (1 << 30);
 
 // Node sets as 64-bit masks (node mod 64). Above 64 nodes two nodes can share a bit, which can
 // only make the consolidation choose worse, never break the plan: quotas are exact regardless.
@@ -64,6 +95,10 @@ void Router::build_quotas(std::span<const int64_t> m, int g0, int g1, int home) 
     const int own_node = i / gpn_;
     Quota* const keys = &keys_[size_t(i - home) * E_];
     const int32_t row = int32_t(size_t(i - home) * S_);
+    int32_t* const fixed = &fixed_[size_t(i - home) * (E_ + 1)];
+    int64_t* const left = &left_[size_t(i - home) * (E_ + 1)];
+    fixed[0] = 0;  // padding: slot -1
+    left[0] = 0;
     for (int e = 0; e < E_; ++e) {
       const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
       const int32_t base = row + b;
@@ -77,6 +112,8 @@ void Router::build_quotas(std::span<const int64_t> m, int g0, int g1, int home) 
         qk.local_end = local ? w : base;
         qk.remote_end = w;
         qk.remote = n && !local ? node_bit(rep_node_[b]) : 0;
+        fixed[e + 1] = n ? rep_slot_[b] + 1 : kOpen;
+        left[e + 1] = n;
         continue;
       }
       for (int pass = 0; pass < 3; ++pass) {
@@ -91,6 +128,8 @@ void Router::build_quotas(std::span<const int64_t> m, int g0, int g1, int home) 
       qk.remote_end = w;
       qk.remote = 0;
       for (int32_t z = qk.local_end; z < w; ++z) qk.remote |= node_bit(ents_[z].node);
+      fixed[e + 1] = w - base == 1 ? ents_[base].slot + 1 : w - qk.local_end > 1 ? kChoice : kOpen;
+      left[e + 1] = w - base == 1 ? ents_[base].quota : 0;
     }
   }
 }
@@ -108,7 +147,7 @@ void Router::check_quotas_used(int g0, int g1, int home) const {
 // if none), with its error in `error`.
 template <class Id, class Src, class Out>
 int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, int home,
-                            std::exception_ptr& error) {
+                            std::exception_ptr& error, bool fixed_first) {
   const int k = tokens.k;
   // Raw pointers copied into the lambdas, so the hot loop keeps them in registers.
   Entry* const ents = ents_.data();
@@ -228,6 +267,69 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
     }
     return true;
   };
+  if (fixed_first) {
+    const size_t E1 = E + 1;
+    int32_t* const fixed0 = fixed_.data();
+    int64_t* const left0 = left_.data();
+    // Token t of GPU i: every pair takes its key's fixed slot and counts down its quota, and a
+    // token with any other key (or none) goes through `token` as well. False when that fails.
+    auto fast = [=](int i, int64_t t) __attribute__((always_inline)) {
+      const int32_t* const fx = fixed0 + size_t(i - home) * E1 + 1;
+      int64_t* const left = left0 + size_t(i - home) * E1 + 1;
+      const Id* ids = ids0 + t * k;
+      Out* out = out0 + t * k;
+      int32_t any = 0;
+      for (int q = 0; q < k; ++q) {
+        const Id e = ids[q];
+        const int32_t v = fx[e];
+        out[q] = Out(v - 1);
+        --left[e];
+        any |= v;
+      }
+      if (any >= 0) return true;
+      if (any & (1 << 30)) return token(i, t);
+      Quota* const kq = keys + size_t(i - home) * E;
+      for (int q = 0; q < k; ++q) {
+        if (fx[ids[q]] >= 0) continue;
+        Quota& qk = kq[ids[q]];
+        if (qk.cur < qk.local_end) {
+          Entry& en = ents[qk.cur];
+          out[q] = Out(en.slot);
+          if (--en.quota == 0) ++qk.cur;
+        } else {
+          if (qk.local_end == qk.remote_end) return false;
+          take(out, q, qk, qk.local_end);
+        }
+      }
+      return true;
+    };
+    if (!tokens.begin && !tokens.src) {
+      for (int64_t t = 0; t < tokens.T; ++t)
+        if (!fast(g0, t)) return kRedo;
+    } else if (!tokens.begin) {
+      for (int64_t t = 0; t < tokens.T; ++t) {
+        const int i = int(tokens.src[t]);
+        if (i >= g0 && i < g1 && !fast(i, t)) return kRedo;
+      }
+    } else {
+      for (int i = g0; i < g1; ++i)
+        for (int64_t t = tokens.begin[i]; t < tokens.begin[i + 1]; ++t)
+          if (!fast(i, t)) return kRedo;
+    }
+    // Every fixed key must have served exactly its quota; then it is spent, as token order
+    // would have left it.
+    for (int i = g0; i < g1; ++i) {
+      const int32_t* const fx = fixed0 + size_t(i - home) * E1 + 1;
+      const int64_t* const left = left0 + size_t(i - home) * E1 + 1;
+      Quota* const kq = keys + size_t(i - home) * E;
+      for (size_t e = 0; e < E; ++e) {
+        if (fx[e] <= 0) continue;
+        if (left[e] != 0) return kRedo;
+        kq[e].cur = kq[e].local_end = kq[e].remote_end;
+      }
+    }
+    return -1;
+  }
   if (!tokens.begin && !tokens.src) {
     for (int64_t t = 0; t < tokens.T; ++t)
       if (!token(g0, t)) return t;
@@ -250,6 +352,8 @@ void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const i
   if (threads < 1) throw ArgumentError("threads: expected at least 1, got " + std::to_string(threads));
   ents_.resize(size_t(G_) * S_);
   keys_.resize(size_t(G_) * E_);
+  fixed_.resize(size_t(G_) * (E_ + 1));
+  left_.resize(size_t(G_) * (E_ + 1));
   // Contiguous GPU ranges of about equal demand, one per thread.
   const int n = std::min(threads, G_);
   std::vector<int> cut(n + 1, G_);
@@ -269,7 +373,11 @@ void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const i
   run_workers(n, [&](int w, int) {
     try {
       build_quotas(m, cut[w], cut[w + 1], 0);
-      failed[w] = assign_gpus(tokens, cut[w], cut[w + 1], 0, error[w]);
+      failed[w] = assign_gpus(tokens, cut[w], cut[w + 1], 0, error[w], true);
+      if (failed[w] == kRedo) {  // the counts do not match: in token order, for the first error
+        build_quotas(m, cut[w], cut[w + 1], 0);
+        failed[w] = assign_gpus(tokens, cut[w], cut[w + 1], 0, error[w], false);
+      }
     } catch (...) {
       failed[w] = 0;
       error[w] = std::current_exception();
@@ -359,10 +467,16 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
       if (uint64_t(int64_t(topk[p]) + 1) >= E1) bad_id(topk, p / k, k, int(p % k), E_);
   if (ents_.size() < size_t(S_)) ents_.resize(size_t(S_));  // one GPU's keys, in row 0
   if (keys_.size() < size_t(E_)) keys_.resize(size_t(E_));
+  if (fixed_.size() < size_t(E_) + 1) fixed_.resize(size_t(E_) + 1), left_.resize(size_t(E_) + 1);
   build_quotas(m, rank, rank + 1, rank);
   const Tokens<Id, int32_t, Out> tokens{topk, slot_of_pair, k, T, nullptr, nullptr};
   std::exception_ptr error;
-  if (assign_gpus(tokens, rank, rank + 1, rank, error) >= 0) std::rethrow_exception(error);
+  int64_t failed = assign_gpus(tokens, rank, rank + 1, rank, error, true);
+  if (failed == kRedo) {  // the counts do not match: in token order, for the first error
+    build_quotas(m, rank, rank + 1, rank);
+    failed = assign_gpus(tokens, rank, rank + 1, rank, error, false);
+  }
+  if (failed >= 0) std::rethrow_exception(error);
   check_quotas_used(rank, rank + 1, rank);
 }
 

@@ -142,7 +142,8 @@ class Router {
   template <class Id, class Src, class Out>
   void assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const int64_t> m, int threads);
   template <class Id, class Src, class Out>
-  int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, int home, std::exception_ptr& error);
+  int64_t assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, int home, std::exception_ptr& error,
+                      bool fixed_first);
   // route_counts on demand d read at d[e * se + i * si] (se, si: the layout's strides).
   // Both return false when an entry is negative (m then unspecified).
   bool count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
@@ -168,6 +169,11 @@ class Router {
   // (route_rank: one GPU's, row 0).
   std::vector<Entry> ents_;
   std::vector<Quota> keys_;
+  // Per key, with a column for padding in front ([G * (E + 1)], key (i, e) at (i - home) *
+  // (E + 1) + e + 1): fixed_ is 1 + the slot of a key with exactly one entry, 0 for padding and
+  // negative for any other key; left_ counts down the fixed key's quota (assign_pairs.cpp).
+  std::vector<int32_t> fixed_;
+  std::vector<int64_t> left_;
   std::vector<int64_t> demand_, plan_;
   std::vector<int32_t> even_next_;  // even_rank's replica cursor per expert
 };
