@@ -36,6 +36,7 @@
 #include <exception>
 #include <vector>
 #include <string>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "routing/detail.hpp"
@@ -56,6 +57,7 @@ struct Router::Tokens {
   int64_t T;
   const Src* src;
   const int64_t* begin;
+  bool planned = false;  // m was planned from exactly these tokens (route_tokens)
 };
 
 namespace {
@@ -273,7 +275,9 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
     int64_t* const left0 = left_.data();
     // Token t of GPU i: every pair takes its key's fixed slot and counts down its quota, and a
     // token with any other key (or none) goes through `token` as well. False when that fails.
-    auto fast = [=](int i, int64_t t) __attribute__((always_inline)) {
+    // Without `count` the quotas are not counted down: when m was planned from these very
+    // tokens (route_tokens), every fixed key serves exactly its quota.
+    auto fast = [=](int i, int64_t t, auto count) __attribute__((always_inline)) {
       const int32_t* const fx = fixed0 + size_t(i - home) * E1 + 1;
       int64_t* const left = left0 + size_t(i - home) * E1 + 1;
       const Id* ids = ids0 + t * k;
@@ -283,7 +287,7 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
         const Id e = ids[q];
         const int32_t v = fx[e];
         out[q] = Out(v - 1);
-        --left[e];
+        if constexpr (count) --left[e];
         any |= v;
       }
       if (any >= 0) return true;
@@ -303,18 +307,23 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
       }
       return true;
     };
+    constexpr std::true_type count;
     if (!tokens.begin && !tokens.src) {
       for (int64_t t = 0; t < tokens.T; ++t)
-        if (!fast(g0, t)) return kRedo;
+        if (!fast(g0, t, count)) return kRedo;
     } else if (!tokens.begin) {
-      for (int64_t t = 0; t < tokens.T; ++t) {
-        const int i = int(tokens.src[t]);
-        if (i >= g0 && i < g1 && !fast(i, t)) return kRedo;
-      }
+      auto run = [&](auto count) {
+        for (int64_t t = 0; t < tokens.T; ++t) {
+          const int i = int(tokens.src[t]);
+          if (i >= g0 && i < g1 && !fast(i, t, count)) return false;
+        }
+        return true;
+      };
+      if (!(tokens.planned ? run(std::false_type()) : run(count))) return kRedo;
     } else {
       for (int i = g0; i < g1; ++i)
         for (int64_t t = tokens.begin[i]; t < tokens.begin[i + 1]; ++t)
-          if (!fast(i, t)) return kRedo;
+          if (!fast(i, t, count)) return kRedo;
     }
     // Every fixed key must have served exactly its quota; then it is spent, as token order
     // would have left it.
@@ -324,7 +333,7 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
       Quota* const kq = keys + size_t(i - home) * E;
       for (size_t e = 0; e < E; ++e) {
         if (fx[e] <= 0) continue;
-        if (left[e] != 0) return kRedo;
+        if (left[e] != 0 && !tokens.planned) return kRedo;
         kq[e].cur = kq[e].local_end = kq[e].remote_end;
       }
     }
@@ -426,7 +435,7 @@ void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out*
   }
   plan_.resize(size_t(S_) * G);
   route_counts(demand_, plan_);
-  const Tokens<Id, Src, Out> tokens{topk, slot_of_pair, k, T, src, nullptr};
+  const Tokens<Id, Src, Out> tokens{topk, slot_of_pair, k, T, src, nullptr, true};
   assign_tokens(tokens, plan_, threads);
 }
 
@@ -457,12 +466,10 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
   if (m.size() != size_t(S_) * G_)
     throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
                         std::to_string(size_t(S_) * G_));
-  // Ids in [0, E) or -1, one branch-free pass (vectorises); the culprit is searched on failure.
+  // Ids in [0, E) or -1, one branch-free pass; the culprit is searched on failure.
   const int64_t P = T * k;
   const uint64_t E1 = uint64_t(E_) + 1;
-  bool bad = false;
-  for (int64_t p = 0; p < P; ++p) bad |= uint64_t(int64_t(topk[p]) + 1) >= E1;
-  if (bad)
+  if (!ids_in_range(topk, P, E_))
     for (int64_t p = 0; p < P; ++p)
       if (uint64_t(int64_t(topk[p]) + 1) >= E1) bad_id(topk, p / k, k, int(p % k), E_);
   if (ents_.size() < size_t(S_)) ents_.resize(size_t(S_));  // one GPU's keys, in row 0

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "core/types.hpp"
@@ -29,6 +30,22 @@ void check_dense_demand(std::span<const int64_t> demand, int num_experts, int nu
 void check_dense_counts(std::span<const int64_t> m, int num_slots, int num_gpus);
 // Router::plan's all-gathered counts [G * E] rank-major ("counts": size, negative entries).
 void check_rank_counts(std::span<const int64_t> counts, int num_gpus, int num_experts);
+
+// True when every one of ids[0, n) is in [0, num_experts) or -1 (padding). One branch-free
+// pass in the ids' own width, which vectorises with the baseline x86-64 SSE2 (no 64-bit
+// compares there): y = id + 1 (unsigned) must be <= E, i.e. y's top bit clear and y - (E + 1)'s
+// top bit set; ORing y | ~(y - (E + 1)) over all ids tests both at once.
+template <class Id>
+bool ids_in_range(const Id* ids, int64_t n, int num_experts) {
+  using U = std::make_unsigned_t<Id>;
+  const U E1 = U(num_experts) + 1;
+  U acc = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    const U y = U(ids[p]) + 1;
+    acc |= y | ~(y - E1);
+  }
+  return !(acc >> (8 * sizeof(U) - 1));
+}
 
 // Runs fn(w, n) for w = 0 .. n - 1, worker 0 on the calling thread, the others on their own
 // threads; returns when all are done. fn must not throw.

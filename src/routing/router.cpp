@@ -98,9 +98,7 @@ void Router::even_rank(const Id* topk, int64_t T, int k, int rank, Out* slot_of_
   if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
   const int64_t P = T * k;
   const uint64_t E1 = uint64_t(E_) + 1;
-  bool bad = false;  // ids in [0, E) or -1, as route_rank checks them
-  for (int64_t p = 0; p < P; ++p) bad |= uint64_t(int64_t(topk[p]) + 1) >= E1;
-  if (bad)
+  if (!ids_in_range(topk, P, E_))  // as route_rank checks them
     for (int64_t p = 0; p < P; ++p)
       if (uint64_t(int64_t(topk[p]) + 1) >= E1)
         throw ArgumentError("topk_ids: entry [" + std::to_string(p / k) + ", " + std::to_string(p % k) + "] is " +
