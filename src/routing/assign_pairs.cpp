@@ -16,9 +16,10 @@
 // no branch) and count their keys' quotas down (left_); a token with a key that is not fixed
 // goes on: (a) when none of those keys has two remote entries or more (kOpen), their pairs
 // take their local entry in q order, else their one remote entry, (b) otherwise (kChoice) the
-// rule itself runs on the token. At the end every fixed key must have counted down to zero;
-// if one has not, or a token failed, the GPUs are assigned again by the rule alone, in token
-// order, which raises the rule's error. Proof that the slots are the rule's when no error is
+// rule itself runs on the token. At the end every fixed key must have counted down to zero
+// (route_tokens skips the count: it planned m from these very tokens, so each fixed key serves
+// exactly its quota); if one has not, or a token failed, the GPUs are assigned again by the
+// rule alone, in token order, which raises the rule's error. Proof that the slots are the rule's when no error is
 // raised. A key's entries are read and written only by its own pairs. (1) The rule reads a
 // fixed key only through its one entry, which serves every pair until its quota runs out; the
 // counts show it never did (a fixed key's pairs number at most its quota), so its pairs get
