@@ -11,27 +11,29 @@
 // Fixed keys first (assign_gpus with fixed_first: the rule's slots, faster). Most keys have
 // exactly one entry once the quotas are built (one replica, or all of a source's quota on
 // one): such a key is fixed, its pairs get that entry's slot whatever the token, and its
-// quota running out is an error. So every
-// token's pairs first take their keys' slots from a table (Router::fixed_; one load per pair,
-// no branch) and count their keys' quotas down (left_); a token with a key that is not fixed
-// goes on: (a) when none of those keys has two remote entries or more (kOpen), their pairs
-// take their local entry in q order, else their one remote entry, (b) otherwise (kChoice) the
-// rule itself runs on the token. At the end every fixed key must have counted down to zero
-// (route_tokens skips the count: it planned m from these very tokens, so each fixed key serves
-// exactly its quota); if one has not, or a token failed, the GPUs are assigned again by the
-// rule alone, in token order, which raises the rule's error. Proof that the slots are the rule's when no error is
-// raised. A key's entries are read and written only by its own pairs. (1) The rule reads a
-// fixed key only through its one entry, which serves every pair until its quota runs out; the
-// counts show it never did (a fixed key's pairs number at most its quota), so its pairs get
-// its slot in the rule's run as in the table, and in (b) the rule sees its quota no lower than
-// the rule alone would (tokens outside (b) do not count it there), hence still one remote entry
-// or a local one: the same decisions. (2) A key that is not fixed is updated by the same steps
-// in the same token order: in (a) by the rule's forced case (a pending pair of a fixed key has
-// one remote entry too, and the rule serves it from it), local steps and remote takes of
-// different keys commute, and a key's repeated pairs keep their q order; in (b) by the rule.
-// A key flagged kOpen never gains remote entries; one flagged kChoice that has lost some only
-// takes the rule's path. The rule's own error for leftover quota (check_quotas_used) still
-// applies: fixed keys are marked spent after the check.
+// quota running out is an error. So every token's pairs first take their keys' slots from a
+// table (Router::fixed_; one load per pair, no branch) and count their keys' quotas down
+// (left_); a token with a key that is not fixed goes on: (a) when none of those keys has two
+// remote entries or more (kOpen), their pairs take their local entry in q order, else their
+// one remote entry; (b) otherwise (kChoice) the rule itself runs on the token. At the end
+// every fixed key must have counted down to zero (route_tokens skips the count: it planned m
+// from these very tokens, so each fixed key serves exactly its quota); if one has not, or a
+// token failed, the GPUs are assigned again by the rule alone, in token order, which raises
+// the rule's error.
+// Proof that the slots are the rule's when no error is raised. A key's entries are read and
+// written only by its own pairs. (1) The rule reads a fixed key only through its one entry,
+// which serves every pair until its quota runs out; the counts show it never did (a fixed
+// key's pairs number exactly its quota), so its pairs get its slot in the rule's run as in the
+// table, and in (b) the rule sees its quota no lower than the rule alone would (tokens outside
+// (b) do not count it there), hence still one remote entry or a local one: the same
+// decisions. (2) A key that is not fixed is updated by the same steps in the same token
+// order: in (a) by the rule's forced case (a pending pair of a fixed key has one remote entry
+// too, and the rule serves it from it), local steps and remote takes of different keys
+// commute, and a key's repeated pairs keep their q order; in (b) by the rule. A key flagged
+// kOpen never gains remote entries; one flagged kChoice that has lost some only takes the
+// rule's path, as does a token whose fixed slot has bit 30 set (2^30 slots or more). The
+// rule's error for leftover quota (check_quotas_used) still applies: fixed keys are marked
+// spent after the check.
 #include <algorithm>
 #include <cstdint>
 #include <exception>
@@ -147,7 +149,8 @@ void Router::check_quotas_used(int g0, int g1, int home) const {
 
 // Assigns the tokens of GPUs [g0, g1), in token order, with their keys stored from row `home`
 // (build_quotas). Returns the index of the first token whose pairs the counts cannot serve (-1
-// if none), with its error in `error`.
+// if none), with its error in `error`. With fixed_first (the opening comment) it returns -1
+// or kRedo, after which the caller builds the quotas again and calls it without.
 template <class Id, class Src, class Out>
 int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, int home,
                             std::exception_ptr& error, bool fixed_first) {
@@ -274,10 +277,10 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
     const size_t E1 = E + 1;
     int32_t* const fixed0 = fixed_.data();
     int64_t* const left0 = left_.data();
-    // Token t of GPU i: every pair takes its key's fixed slot and counts down its quota, and a
-    // token with any other key (or none) goes through `token` as well. False when that fails.
-    // Without `count` the quotas are not counted down: when m was planned from these very
-    // tokens (route_tokens), every fixed key serves exactly its quota.
+    // Token t of GPU i: every pair takes its key's fixed slot (table entry - 1) and counts its
+    // quota down; a token with another key goes on as (a) or (b) of the opening comment. False
+    // when the counts fall short. Without `count` the quotas are not counted down: when m was
+    // planned from these very tokens (route_tokens), every fixed key serves exactly its quota.
     auto fast = [=](int i, int64_t t, auto count) __attribute__((always_inline)) {
       const int32_t* const fx = fixed0 + size_t(i - home) * E1 + 1;
       int64_t* const left = left0 + size_t(i - home) * E1 + 1;
