@@ -53,12 +53,6 @@ int32_t Builder::final_reduce(int gpu, int32_t arrival) {
   t.phase = Phase::Combine;
   t.gpu = gpu;
   t.priority = N_ + 1;  // after the compute groups that are ready
-  if (arrival >= 0) {  // it sums rows the arrival carries: at most all of them
-    const Task& a = plan_.tasks[arrival];
-    t.tokens.reserve(a.tokens.size());
-    t.pair_begin.reserve(a.pair_begin.size());
-    t.pairs.reserve(a.pairs.size());
-  }
   known = add_task(std::move(t));
   add_dep(known, arrival);
   return known;
