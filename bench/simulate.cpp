@@ -5,7 +5,15 @@
 // routing, no split/merge/overlap) and zepp (Zepp placement R = 2, locality routing C = 0.1,
 // split + merge + overlap). Counters: simulated layer latency, tasks in the plan; BM_BuildPlan
 // for zepp also builds the a2av plan of the same batch in the same run (the simplest plan:
-// contiguous placement, even split, no split/merge/overlap) and reports x_a2av_plan, the ratio.
+// contiguous placement, even split, no split/merge/overlap) and reports x_a2av_plan, the ratio
+// of CPU times. Each of the two is timed after one untimed build of the same plan, so both run
+// on a heap that already holds the pages a build needs (steady state, as when every layer is
+// planned in turn); the first build in a process also pays a page fault per 4 KiB it writes,
+// which on this machine was most of it (Zepp's plan at 4 nodes: 154 ms warm, 590-718 ms with
+// the heap handed back to the system first), and timing one cold and one warm build made the
+// ratio 2.9 instead of 1.1 at 32 nodes. Also ns_per_pair (CPU time per build and (token, expert) pair) and
+// plan_B_per_pair (bytes of the plan's tasks and of their row and dependency lists per pair:
+// what any builder of this plan writes, mostly into fresh memory).
 // BM_Simulate times the simulation itself (run_engine + summarize) on the CPU clock of the
 // process that runs it, not the fork, result encoding and waitpid around it (manual time).
 #include <benchmark/benchmark.h>
@@ -15,7 +23,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <string>
 #include <memory>
@@ -105,21 +112,40 @@ const Layer& layer(int nodes, bool zepp) {
   return *slot;
 }
 
+double cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+// Bytes of a plan's tasks and of their row and dependency lists.
+double plan_bytes(const CommPlan& plan) {
+  double b = double(plan.tasks.size() * sizeof(Task));
+  for (const Task& t : plan.tasks)
+    b += double((t.tokens.size() + t.pair_begin.size() + t.pairs.size()) * sizeof(int64_t) +
+                (t.deps.size() + t.multicast.size()) * sizeof(int32_t));
+  return b;
+}
+
 void BM_BuildPlan(benchmark::State& state) {
   const bool zepp = state.range(1) != 0;
   const Layer& l = layer(int(state.range(0)), zepp);
   const PlanOptions opt{zepp, zepp, zepp, 0.0};
-  const auto t0 = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(build_comm_plan(l.batch, l.placement, l.routing, l.topo, l.model, opt));  // warm-up
+  const double c0 = cpu_seconds();
   for (auto _ : state) benchmark::DoNotOptimize(build_comm_plan(l.batch, l.placement, l.routing, l.topo, l.model, opt));
-  const double ours = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double ours = cpu_seconds() - c0;
   if (zepp) {
     const PlanOptions plain{false, false, false, 0.0};
-    const auto a0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(build_comm_plan(l.batch, l.a2av_placement, l.a2av_routing, l.topo, l.model, plain));
+    const double a0 = cpu_seconds();
     for (int64_t x = 0; x < state.iterations(); ++x)
       benchmark::DoNotOptimize(build_comm_plan(l.batch, l.a2av_placement, l.a2av_routing, l.topo, l.model, plain));
-    const double a2av = std::chrono::duration<double>(std::chrono::steady_clock::now() - a0).count();
-    state.counters["x_a2av_plan"] = ours / a2av;
+    state.counters["x_a2av_plan"] = ours / (cpu_seconds() - a0);
   }
+  const double pairs = double(l.batch.num_tokens()) * l.batch.top_k;
+  state.counters["ns_per_pair"] = ours / double(state.iterations()) / pairs * 1e9;
+  state.counters["plan_B_per_pair"] = plan_bytes(l.plan) / pairs;
   state.counters["tasks"] = double(l.plan.tasks.size());
   state.SetLabel(zepp ? "zepp" : "a2av");
 }
