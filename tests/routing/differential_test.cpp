@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "core/presets.hpp"
 #include "placement/placement.hpp"
@@ -171,6 +173,73 @@ RC_GTEST_PROP(RoutingDifferential, ManyNodes, ()) {
   const uint64_t seed = *rc::gen::arbitrary<uint64_t>();
   const std::string diff = check_against_reference(random_case(seed, nodes, 1, E, k, 12));
   RC_ASSERT(diff == "");
+}
+
+// "fewer (src_gpu g, expert e)" from an error of Router or reference_assign, "ok" when none.
+template <class Fn>
+std::string outcome(Fn&& fn) {
+  try {
+    fn();
+    return "ok";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    const size_t key = what.find("(src_gpu");
+    const std::string kind = what.find("fewer") != std::string::npos ? "fewer " : "more ";
+    return key == std::string::npos ? what : kind + what.substr(key, what.find(')', key) + 1 - key);
+  }
+}
+
+// Counts that do not match the batch (a key with one token more or fewer, or a token moved to
+// another slot) raise the rule's error naming the same (src_gpu, expert) as the reference --
+// the fixed-slot table falls back to the rule for that -- or, when the move stays within one
+// key, give the reference's slots: through assign (1 and 2 threads) and every rank's route_rank.
+RC_GTEST_PROP(RoutingDifferential, MismatchedCountsRaiseTheRulesError, ()) {
+  const int nodes = *rc::gen::inRange(1, 4), gpn = *rc::gen::inRange(1, 4), E = *rc::gen::inRange(1, 13);
+  const Case c = random_case(*rc::gen::arbitrary<uint64_t>(), nodes, gpn, E, *rc::gen::inRange(1, 5), 20);
+  const int k = c.batch.top_k;
+  std::vector<RouteCount> counts = test::reference_counts(c.batch.demand(), c.placement, c.topo, c.slack);
+  RC_PRE(!counts.empty());
+  const size_t y = *rc::gen::inRange<size_t>(0, counts.size());
+  const int how = *rc::gen::inRange(0, 3);
+  if (how == 0) {
+    counts[y].tokens += 1;
+  } else {
+    RouteCount to = counts[y];
+    to.slot = *rc::gen::inRange(0, c.placement.num_slots());
+    to.expert = c.placement.phy2log[to.slot];
+    to.tokens = 1;
+    if (--counts[y].tokens == 0) counts.erase(counts.begin() + ptrdiff_t(y));
+    if (how == 2) {  // the token moves to `to`'s slot
+      auto at = std::lower_bound(counts.begin(), counts.end(), to, [](const RouteCount& a, const RouteCount& b) {
+        return std::tuple(a.expert, a.src_gpu, a.slot) < std::tuple(b.expert, b.src_gpu, b.slot);
+      });
+      if (at != counts.end() && at->expert == to.expert && at->src_gpu == to.src_gpu && at->slot == to.slot)
+        ++at->tokens;
+      else
+        counts.insert(at, to);
+    }
+  }
+  std::vector<int32_t> want;
+  const std::string ref = outcome([&] { want = test::reference_assign(c.batch, c.placement, c.topo, counts); });
+  std::vector<int32_t> got;
+  RC_ASSERT(outcome([&] { got = assign_pairs(c.batch, c.placement, c.topo, counts); }) == ref);
+  RC_TAG(ref == "ok" ? "ok" : ref.substr(0, ref.find(' ')));
+  if (ref == "ok") RC_ASSERT(got == want);
+  Router router(c.placement, c.topo, c.slack);
+  std::vector<int64_t> m(size_t(router.num_slots()) * router.num_gpus());
+  router.from_counts(counts, m);
+  std::vector<int32_t> slots(c.batch.expert_ids.size(), -1);
+  RC_ASSERT(outcome([&] { router.assign(c.batch, m, slots, 2); }) == ref);
+  if (ref == "ok") RC_ASSERT(slots == want);
+  // Per rank: the rank the reference names raises its error; with none, every rank's slots.
+  for (int i = 0; i < c.batch.num_gpus; ++i) {
+    if (ref != "ok" && ref.find("(src_gpu " + std::to_string(i) + ",") == std::string::npos) continue;
+    const int64_t t0 = c.batch.token_offset[i], T = c.batch.token_offset[i + 1] - t0;
+    const std::string mine = outcome([&] { router.route_rank(&c.batch.expert_ids[t0 * k], T, k, i, m, &slots[t0 * k]); });
+    RC_ASSERT(mine == ref);
+    if (ref == "ok")
+      RC_ASSERT(std::equal(slots.begin() + t0 * k, slots.begin() + (t0 + T) * k, want.begin() + t0 * k));
+  }
 }
 
 TEST(RoutingDifferential, BatchedLayersEqualOneByOne) {

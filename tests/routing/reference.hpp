@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/types.hpp"
@@ -129,7 +130,9 @@ inline std::vector<int32_t> reference_assign(const RoutingBatch& b, const Placem
         const int q0 = pending.front();
         pending.erase(pending.begin());
         Key& k0 = keys[{i, b.expert_ids[t * b.top_k + q0]}];
-        if (k0.remote.empty()) throw std::invalid_argument("reference_assign: fewer tokens in counts");
+        if (k0.remote.empty())
+          throw std::invalid_argument("reference_assign: fewer tokens for (src_gpu " + std::to_string(i) +
+                                      ", expert " + std::to_string(b.expert_ids[t * b.top_k + q0]) + ")");
         size_t best = 0;
         int best_joins = -1;
         for (size_t x = 0; x < k0.remote.size(); ++x) {
@@ -157,7 +160,8 @@ inline std::vector<int32_t> reference_assign(const RoutingBatch& b, const Placem
     }
   for (const auto& [key, k] : keys)
     if (k.next_local != k.local.size() || !k.remote.empty())
-      throw std::invalid_argument("reference_assign: more tokens in counts");
+      throw std::invalid_argument("reference_assign: more tokens for (src_gpu " + std::to_string(key.first) +
+                                  ", expert " + std::to_string(key.second) + ")");
   return slot_of_pair;
 }
 
