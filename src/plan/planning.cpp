@@ -26,6 +26,12 @@ namespace {
 // apart: a GPU dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after
 // its layout). Before (1 Dec 2026, commit 1079742, load about 21): 134 us per EP128 x 384
 // plan, 131 M pairs/s, nothing per entry.
+// Not refitted after the fixed-slot table of issue 20 (commit 4de9d2d, 2 Dec 02:43-02:50 UTC,
+// load 4.0-4.8): route_rank now runs 315-333 M pairs/s (3.0 ns per pair) and BM_RankLayer sees
+// 12.4-13.2 / 38.3-39.8 us where this model charges 14.0 / 41.0 us, so it overstates Zepp's
+// planning by 5-13%. A refit with the new per-pair cost predicts 7.6 us for DeepSeek against
+// 12.6 measured (the residual is per token, not per entry), so the older, larger figures stay
+// until the model has that term; every figure was made with them.
 constexpr double kPerCellS = 52.8e-6 / (128.0 * 384);
 constexpr double kPerPairS = 1 / 137.7e6;
 constexpr double kPerEntryS = (41.0e-6 - 384.0 * 64 * kPerCellS - 584 * kPerPairS) / 384;
