@@ -68,7 +68,11 @@ std::string simulate(const pb::dict& s) {
   const std::string planning = s["planning"].cast<std::string>();
   require(planning == "model" || planning == "free", "planning", "expected model or free, got '" + planning + "'");
   opt.planning = planning == "model" ? PlanningMode::Model : PlanningMode::Free;
-  const auto names = s["strategies"].cast<std::vector<std::string>>();
+  // Parsed as `zepp simulate --strategies` parses them (entries trimmed; empty, repeated and
+  // unknown ones refused), from the list joined with commas.
+  std::string joined;
+  for (const auto& n : s["strategies"].cast<std::vector<std::string>>()) joined += (joined.empty() ? "" : ",") + n;
+  const auto names = cli::strategy_list(joined, "strategies");
   const auto executor = s["executor"].cast<std::string>();
 
   // Every float keyword in the range of its flag (src/cli/float_flags.cpp), the error naming the keyword.
@@ -81,7 +85,6 @@ std::string simulate(const pb::dict& s) {
   }
   pb::gil_scoped_release unlocked;
   require(opt.extra_slots >= 0, "extra_slots", "must be >= 0");
-  require(!names.empty(), "strategies", "names no strategy");
   require(opt.swap_horizon >= 1 && opt.swap_horizon <= 1000000, "swap_horizon",
           "expected iterations in [1, 1000000], got " + std::to_string(opt.swap_horizon));
   // As `zepp simulate` refuses them (cli/simulate.cpp): Zepp's ablations change only Zepp's

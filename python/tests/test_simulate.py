@@ -63,6 +63,9 @@ def test_real_trace_matches_the_program(shared_dir):
         (dict(strategies="zepp-overlap", locality=False), "locality"),  # it routes home
         (dict(strategies="zepp", swap_horizon=4), "swap_horizon"),
         (dict(strategies="zepp+swaps", swap_horizon=0), "swap_horizon"),
+        (dict(strategies="zepp,,a2av"), "strategies: entry 2 of 'zepp,,a2av' is empty"),
+        (dict(strategies=("zepp", "zepp")), "strategies: names 'zepp' twice"),
+        (dict(strategies="a2av, magic"), "strategies: unknown strategy 'magic'"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs, argument):
@@ -83,6 +86,14 @@ def test_ablations_planning_and_horizon_match_the_program():
     assert [s["name"] for s in py["strategies"]] == [
         "a2av", "zepp/no-waves/round-order-always/no-local-first", "zepp+swaps/no-waves/round-order-always/no-local-first"]
     assert py["cluster"]["planning"] == "free" and py["strategies"][2]["swaps"]["horizon"] == 3
+
+
+def test_strategy_entries_are_trimmed_as_the_program_trims_them():
+    # "a2av, zepp+swaps" was split without trimming: " zepp+swaps" was unknown, and the horizon
+    # was refused as if zepp+swaps were not named.
+    py = zepp.simulate(nodes=2, size_mb=0.1, executor="estimate", strategies="a2av, zepp+swaps ", swap_horizon=4)
+    assert [s["name"] for s in py["strategies"]] == ["a2av", "zepp+swaps"]
+    assert py["strategies"][1]["swaps"]["horizon"] == 4
 
 
 def test_an_unknown_keyword_is_a_type_error_naming_it():

@@ -71,7 +71,8 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         model: model preset name (required with a trace; default kimi-k2 without one).
         topology: cluster preset ("a100", "h100" of paper §6.1; "dgx-h100", "gb200-nvl72", ...:
             `zepp presets`) or the path of a topology file (docs/topology.md); nodes: node count N.
-        strategies: names to run, e.g. ("a2av", "eplb", "zepp").
+        strategies: names to run, e.g. ("a2av", "eplb", "zepp") or "a2av, eplb, zepp" (entries are
+            trimmed; an empty, repeated or unknown one is refused, as `--strategies` refuses it).
         executor: "sim" (SimGrid cluster, the default, as `zepp simulate`) or "estimate" (closed form).
         size_mb, seed, layer, history_fraction, zipf, dataset: workload (see `zepp simulate --help`).
         extra_slots: R extra slots per GPU (§4.1); balance_slack: C of equation (1);
@@ -99,7 +100,10 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
     Raises:
         ValueError naming the argument (checks shared with the program name its flag, e.g.
         "--model: is required with --trace"), or the trace file and line for a malformed trace;
-        TypeError for an unknown keyword or an argument of the wrong type.
+        also for a count that is not an integer (nodes=2.0, swap_horizon=True).
+        TypeError for an unknown keyword, a number that is not one (size_mb="1"), a stage flag
+        that is not a bool (waves=0), a name or path that is not a string, or strategies that
+        are not names.
     """
     settings = {}
     for key, kind in _OVERRIDES.items():
@@ -110,7 +114,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
     if overrides:
         raise TypeError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(_OVERRIDES)}")
     if isinstance(strategies, str):
-        strategies = strategies.split(",")
+        strategies = [strategies]  # "a2av, zepp": split, trimmed and checked as the program does
     if not isinstance(strategies, (list, tuple)) or not all(isinstance(s, str) for s in strategies):
         raise TypeError(f"strategies: expected names such as ('a2av', 'eplb', 'zepp') or 'a2av,zepp', got {strategies!r}")
     for name, value in (("model", model), ("executor", executor), ("dataset", dataset), ("planning", planning)):

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "report/summary.hpp"
 #include "cli/options.hpp"
 #include "serving/serve.hpp"
+#include "workload/size.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -96,6 +98,13 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   WorkloadFlags sized = w;
   sized.strategies = int(systems.size());
   check_cost(sized, model, topo);  // before reading the trace
+  // The time budget covers every iteration: each samples a batch, routes, plans and simulates a
+  // layer per system (--iterations 2147483647 ran for hours with no word).
+  CostEstimate all = estimate_cost(model, topo, int64_t(std::min(tokens_per_gpu(model, w.workload.size_mb), 1e15)),
+                                   int(systems.size()), packs_with_zepp(systems));
+  all.seconds *= s.iterations;
+  check_budget(all, std::numeric_limits<double>::infinity(), "--max-memory", w.max_minutes * 60, "--max-minutes",
+               "use fewer --iterations, a smaller --size-mb, fewer --nodes or fewer strategies");
   // Each placement fits the cluster, naming the flags (a2av said "num_experts: 64 is not a
   // positive multiple of the 24 GPUs", iser-moe "topo: ... (contiguous homes)").
   for (const auto& name : systems) check_strategy_fits(name, model, topo, opt);
@@ -126,7 +135,13 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   for (const auto& system : systems) {
     DriftWorkload workload(trace, model, topo, d);  // every system sees the same batches
     description = workload.description();
-    const ServeReport r = serve(workload, model, topo, system, s.iterations, opt, executor == "sim" ? sim : nullptr);
+    int done = 0;  // progress on stderr, as --layers shows it
+    const ServeReport r = serve(workload, model, topo, system, s.iterations, opt, executor == "sim" ? sim : nullptr,
+                                [&](const IterationReport&, const LayerResult&) {
+                                  std::fprintf(stderr, "\riterations: %d/%d (%s)   ", ++done, s.iterations, system.c_str());
+                                  if (done == s.iterations) std::fputc('\n', stderr);
+                                  std::fflush(stderr);
+                                });
     nlohmann::json its = nlohmann::json::array();
     for (const auto& it : r.iterations) its.push_back(iteration_json(it));
     out.push_back({{"system", strategy_label(system, opt)},

@@ -1,5 +1,7 @@
 #include "model/report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace zepp::model {
@@ -80,12 +82,14 @@ std::string model_table(const nlohmann::json& doc) {
     out += fmt::format("{:<10} {:>5} {:>11.4f} {:>9.4f} {:>9} {:>10} {:>10.4f}\n", "total", "", non_moe, moe, "", "",
                        s["mean_step_ms"].get<double>());
   }
-  out += fmt::format("\n{:<13} {:>12} {:>12} {:>14} {:>9}\n", "system", decode ? "TPOT ms" : "step ms", "MoE ms",
+  size_t width = 13;  // the name column fits the longest label ("zepp+swaps/no-waves")
+  for (const auto& s : doc["systems"]) width = std::max(width, s["system"].get<std::string>().size());
+  out += fmt::format("\n{:<{}} {:>12} {:>12} {:>14} {:>9}\n", "system", width, decode ? "TPOT ms" : "step ms", "MoE ms",
                      decode ? "output tok/s" : "prefill tok/s", "speedup");
   for (const auto& s : doc["systems"]) {
     double moe = 0;
     for (const auto& st : s["steps"]) moe += st["moe_ms"].get<double>() / double(s["steps"].size());
-    out += fmt::format("{:<13} {:>12.4f} {:>12.4f} {:>14.0f} {:>9}\n", s["system"].get<std::string>(),
+    out += fmt::format("{:<{}} {:>12.4f} {:>12.4f} {:>14.0f} {:>9}\n", s["system"].get<std::string>(), width,
                        s["mean_step_ms"].get<double>(), moe, s["tokens_per_s"].get<double>(),
                        s["speedup"].is_null() ? std::string("1.00x (ref)") : fmt::format("{:.2f}x", s["speedup"].get<double>()));
   }

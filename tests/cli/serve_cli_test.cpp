@@ -67,6 +67,18 @@ TEST(ServeCli, RowsNameTheirAblationsAndTheCsvCarriesTheSwapRule) {
   EXPECT_NE(table.out.find("zepp+swaps/no-split swaps: 0 accepted"), std::string::npos) << table.out;
 }
 
+// The time budget ignored --iterations: 2147483647 iterations ran for hours, printing nothing.
+TEST(ServeCli, TheTimeBudgetCoversEveryIteration) {
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
+  const auto r = run_zepp("simulate --iterations 2147483647 --strategies zepp" + kArgs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--max-minutes: this run needs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("use fewer --iterations"), std::string::npos) << r.err;
+  const auto two = run_zepp("simulate --iterations 2 --size-mb 0.25 --strategies eplb" + kArgs);
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.err.find("iterations: 2/2 (eplb)"), std::string::npos) << two.err;  // progress
+}
+
 TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   if (!std::filesystem::exists(shared_dir() + "/data/traces/llama4-maverick-mmlu")) GTEST_SKIP() << "traces absent";
   auto r = run_zepp("simulate --iterations 2 --drift sometimes" + kArgs);
