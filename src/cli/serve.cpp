@@ -24,7 +24,10 @@ namespace {
 
 constexpr double MB = 1e6;
 
-nlohmann::json iteration_json(const IterationReport& it) {
+// swap_rule: the system is zepp+swaps; for every other system the swap rule's fields are null
+// (a horizon of 0 and "not triggered" described a rule that never ran).
+nlohmann::json iteration_json(const IterationReport& it, bool swap_rule) {
+  const auto rule = [swap_rule](nlohmann::json v) { return swap_rule ? v : nlohmann::json(); };
   return {{"iteration", it.iteration},
           {"dataset", it.dataset},
           {"latency_ms", it.latency_s * 1e3},
@@ -34,13 +37,13 @@ nlohmann::json iteration_json(const IterationReport& it) {
           {"imbalance", it.imbalance},
           {"home_imbalance", it.home_imbalance},
           {"swaps", it.swaps},
-          {"swap_triggered", it.swap_triggered},
-          {"swaps_refused", it.swaps_refused},
-          {"best_refused_saved_us_per_iteration", it.best_refused.saved_per_iteration_s * 1e6},
-          {"best_refused_unhidden_us", it.best_refused.unhidden_s * 1e6},
-          {"best_refused_weight_us", it.best_refused.weight_s * 1e6},
-          {"best_refused_dispatch_us", it.best_refused.dispatch_s * 1e6},
-          {"swap_horizon", it.best_refused.horizon},
+          {"swap_triggered", rule(it.swap_triggered)},
+          {"swaps_refused", rule(it.swaps_refused)},
+          {"best_refused_saved_us_per_iteration", rule(it.best_refused.saved_per_iteration_s * 1e6)},
+          {"best_refused_unhidden_us", rule(it.best_refused.unhidden_s * 1e6)},
+          {"best_refused_weight_us", rule(it.best_refused.weight_s * 1e6)},
+          {"best_refused_dispatch_us", rule(it.best_refused.dispatch_s * 1e6)},
+          {"swap_horizon", rule(it.swap_horizon)},
           {"weight_moves", it.weight_moves},
           {"token_nic_mb", it.token_nic_bytes / MB},
           {"token_nvlink_mb", it.token_nvlink_bytes / MB},
@@ -72,6 +75,16 @@ std::string swap_summary(const std::string& name, const nlohmann::json& iteratio
                           (*best)["best_refused_weight_us"].get<double>() / 1e6,
                           (*best)["best_refused_dispatch_us"].get<double>() / 1e6, horizon};
   return swap_line(name, accepted, refused, triggered, int(iterations.size()), horizon, r ? &*r : nullptr);
+}
+
+// The swap rule's CSV columns of one iteration (swap_triggered .. swap_horizon), empty for a
+// system without the rule.
+std::string swap_csv(const nlohmann::json& it) {
+  if (it["swap_horizon"].is_null()) return ",,,,,,";
+  return fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{}", it["swap_triggered"].get<bool>() ? 1 : 0,
+                     it["swaps_refused"].get<int>(), it["best_refused_saved_us_per_iteration"].get<double>(),
+                     it["best_refused_unhidden_us"].get<double>(), it["best_refused_weight_us"].get<double>(),
+                     it["best_refused_dispatch_us"].get<double>(), it["swap_horizon"].get<int>());
 }
 
 }  // namespace
@@ -143,7 +156,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                                   std::fflush(stderr);
                                 });
     nlohmann::json its = nlohmann::json::array();
-    for (const auto& it : r.iterations) its.push_back(iteration_json(it));
+    for (const auto& it : r.iterations) its.push_back(iteration_json(it, system == "zepp+swaps"));
     out.push_back({{"system", strategy_label(system, opt)},
                    {"strategy", system},
                    {"total_latency_ms", r.total_latency_s() * 1e3},
@@ -166,7 +179,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
     for (const auto& sys : out)
       for (const auto& it : sys["iterations"])
         text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},"
-                            "{},{},{:.3f},{:.3f},{:.3f},{:.3f},{}\n",
+                            "{}\n",
                             sys["system"].get<std::string>(), it["iteration"].get<int>(),
                             it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
@@ -176,10 +189,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                             it["routing_ms"].get<double>(), it["plan_build_ms"].get<double>(),
                             it["planning_share"].is_null() ? "" : fmt::format("{:.6g}", it["planning_share"].get<double>()),
                             it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>(),
-                            it["rank_planning_wall_us"].get<double>(), it["swap_triggered"].get<bool>() ? 1 : 0,
-                            it["swaps_refused"].get<int>(), it["best_refused_saved_us_per_iteration"].get<double>(),
-                            it["best_refused_unhidden_us"].get<double>(), it["best_refused_weight_us"].get<double>(),
-                            it["best_refused_dispatch_us"].get<double>(), it["swap_horizon"].get<int>());
+                            it["rank_planning_wall_us"].get<double>(), swap_csv(it));
   } else {
     text = description + ", executor " + executor + "\n";
     size_t width = 13;  // the name column fits the longest label ("zepp+swaps/no-split")

@@ -133,7 +133,8 @@ std::string summary_csv(const nlohmann::json& s) {
   std::string out =
       "strategy,latency_us,speedup_vs_a2av,imbalance,inter_node_bytes,nvlink_bytes,max_nic_bytes,comm_hidden_fraction,"
       "routing_cost_us,routing_cost_optimal_us,routing_gap,model,layer,tokens_per_gpu,topology,nodes,gpus_per_node,"
-      "metadata_us,planning_us,planning,swaps_accepted,swaps_refused,swap_triggered\n";
+      "metadata_us,planning_us,planning,swaps,swap_triggered,swaps_refused,best_refused_saved_us_per_iteration,"
+      "best_refused_unhidden_us,best_refused_weight_us,best_refused_dispatch_us,swap_horizon\n";
   const auto& w = s["workload"];
   const auto& c = s["cluster"];
   for (const auto& r : s["strategies"]) {
@@ -141,8 +142,15 @@ std::string summary_csv(const nlohmann::json& s) {
     const std::string gap_s = r["routing_gap"].is_null() ? "" : fmt::format("{:.6g}", r["routing_gap"].get<double>());
     const std::string optimum_s =
         r["routing_cost_optimal_us"].is_null() ? "" : fmt::format("{:.6g}", r["routing_cost_optimal_us"].get<double>());
-    const std::string swaps = !r.contains("swaps") ? ",," : fmt::format("{},{},{}", r["swaps"]["accepted"].get<int>(), r["swaps"]["refused"].get<int>(),
-                                                                          r["swaps"]["triggered"].get<bool>() ? 1 : 0);
+    // The swap rule's columns, named and ordered as `--iterations` CSV names them; empty for a
+    // strategy without the rule.
+    const nlohmann::json sw = r.contains("swaps") ? r["swaps"] : nlohmann::json();
+    const std::string swaps =
+        sw.is_null() ? ",,,,,,,"
+                    : fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{}", sw["accepted"].get<int>(), sw["triggered"].get<bool>() ? 1 : 0,
+                                  sw["refused"].get<int>(), sw["best_refused_saved_us_per_iteration"].get<double>(),
+                                  sw["best_refused_unhidden_us"].get<double>(), sw["best_refused_weight_us"].get<double>(),
+                                  sw["best_refused_dispatch_us"].get<double>(), sw["horizon"].get<int>());
     out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),

@@ -133,6 +133,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     it.swap_triggered = swap.triggered;
     it.swaps_refused = swap.refused;
     it.best_refused = swap.best_refused;
+    it.swap_horizon = swap.horizon;
     it.routing_s = d.routing_wall_s;
     if (d.locality_routing)
       it.rank_planning_wall_s = ranks.run(w.batch, d.placement, topo, opt.balance_slack, d.routing.slot_of_pair);

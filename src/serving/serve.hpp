@@ -38,6 +38,7 @@ struct IterationReport {
   bool swap_triggered = false;    // zepp+swaps: estimated max load above (1 + C) x mean
   int swaps_refused = 0;          // zepp+swaps: swaps that lowered a load but did not pay
   SwapPlan::Refusal best_refused; // zepp+swaps: the rule's figures for the best refused swap
+  int swap_horizon = 0;           // zepp+swaps: iterations its saving is summed over; 0 otherwise
   int weight_moves = 0;           // expert weight transfers this iteration
   double token_nic_bytes = 0, token_nvlink_bytes = 0;    // dispatch + combine rows, all hops
   double weight_nic_bytes = 0, weight_nvlink_bytes = 0;  // expert weights

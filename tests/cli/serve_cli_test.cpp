@@ -58,6 +58,7 @@ TEST(ServeCli, RowsNameTheirAblationsAndTheCsvCarriesTheSwapRule) {
             std::string::npos)
       << csv.out;
   EXPECT_NE(csv.out.find("\neplb,0,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",,,,,,\nzepp+swaps/no-split,0,"), std::string::npos) << csv.out;  // eplb has no swap rule
   EXPECT_NE(csv.out.find("\nzepp+swaps/no-split,0,"), std::string::npos) << csv.out;
   EXPECT_EQ(csv.out.back(), '\n');
   const std::string last = csv.out.substr(csv.out.rfind('\n', csv.out.size() - 2) + 1);

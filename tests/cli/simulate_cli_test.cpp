@@ -90,8 +90,13 @@ TEST(SimulateCli, ZeppSwapsReportsItsSwapRuleOnOneLayer) {
             std::string::npos)
       << table.out;
   const auto csv = run_zepp("simulate --executor estimate --nodes 2 --strategies zepp,zepp+swaps --format csv");
-  EXPECT_NE(csv.out.find(",swaps_accepted,swaps_refused,swap_triggered\n"), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find(",model,,,\nzepp+swaps,"), std::string::npos) << csv.out;  // zepp's swap columns empty
+  // Named and ordered as the --iterations CSV names them; zepp's swap columns are empty.
+  EXPECT_NE(csv.out.find(",swaps,swap_triggered,swaps_refused,best_refused_saved_us_per_iteration,best_refused_unhidden_us,"
+                         "best_refused_weight_us,best_refused_dispatch_us,swap_horizon\n"),
+            std::string::npos)
+      << csv.out;
+  EXPECT_NE(csv.out.find(",model,,,,,,,,\nzepp+swaps,"), std::string::npos) << csv.out;
+  EXPECT_EQ(csv.out.substr(csv.out.rfind(',') + 1), "8\n") << csv.out;  // zepp+swaps' horizon
 }
 
 TEST(SimulateCli, ZeppHotRowsNameTheZeppAblationTheyRan) {
