@@ -55,6 +55,13 @@ std::vector<SystemSteps> compose_steps(const MoeRun& moe, const ModelShape& m, c
         const MoeLayerTime& lt = layers[next++];
         r.moe_s = lt.latency_s, r.planning_s = lt.planning_s, r.imbalance = lt.imbalance;
         r.inter_node_bytes = lt.inter_node_bytes, r.nvlink_bytes = lt.nvlink_bytes;
+        if (lt.swap) {
+          SystemSteps::Swaps& w = ss.swaps ? *ss.swaps : ss.swaps.emplace();
+          w.accepted += lt.swap->accepted, w.refused += lt.swap->refused, w.triggered += lt.swap->triggered;
+          ++w.invocations, w.horizon = lt.swap->horizon;
+          if (lt.swap->refused > 0 && (!w.best || lt.swap->best_refused.saved_per_iteration_s > w.best->saved_per_iteration_s))
+            w.best = lt.swap->best_refused;
+        }
       }
       std::vector<StageTimes> times;
       for (const StageRow& r : step.stages) times.push_back({r.host_s, r.non_moe_s + r.moe_s});

@@ -6,6 +6,7 @@
 // the MoE layer latency; its host time is kernel_launch per kernel it enqueues (one per op,
 // three for the MoE layer: dispatch, expert GEMMs, combine; assumed, as kernel_launch is).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ struct SystemSteps {
   // prompt tokens processed; decode: output tokens, one per sequence per step, so the time per
   // output token is mean_step_s).
   double tokens_per_s = 0;
+  // zepp+swaps: its swap rule summed over every (iteration, MoE layer) invocation, with the
+  // refusal that saved the most per iteration; empty for every other system.
+  struct Swaps {
+    int accepted = 0, refused = 0, triggered = 0, invocations = 0, horizon = 0;
+    std::optional<SwapPlan::Refusal> best;
+  };
+  std::optional<Swaps> swaps;
 };
 
 // Composes every system's steps. all_layers: the model's dense layers are added (the trace's

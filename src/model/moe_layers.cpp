@@ -25,12 +25,14 @@ std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& ask
 }
 
 MoeLayerTime from_outcome(int layer, const StrategyOutcome& o) {
-  return {layer, o.result.latency_s, o.routing_wall_s, o.imbalance, o.result.inter_node_bytes, o.result.nvlink_bytes};
+  return {layer, o.result.latency_s, o.routing_wall_s, o.imbalance, o.result.inter_node_bytes, o.result.nvlink_bytes, o.swap};
 }
 
 MoeLayerTime from_iteration(int layer, const IterationReport& it) {
+  std::optional<SwapOutcome> swap;  // a horizon marks zepp+swaps (serving/serve.hpp)
+  if (it.swap_horizon > 0) swap = SwapOutcome{it.swaps, it.swaps_refused, it.swap_triggered, it.swap_horizon, it.best_refused};
   return {layer, it.latency_s, it.planning_s, it.imbalance, it.token_nic_bytes + it.weight_nic_bytes,
-          it.token_nvlink_bytes + it.weight_nvlink_bytes};
+          it.token_nvlink_bytes + it.weight_nvlink_bytes, swap};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct MoeLayerTime {
   double planning_s = 0;        // wall time of routing (and swap planning) on this machine
   double imbalance = 0;         // max / mean routed pairs per GPU
   double inter_node_bytes = 0, nvlink_bytes = 0;
+  std::optional<SwapOutcome> swap;  // zepp+swaps: its swap rule on this invocation
 };
 
 struct SystemMoe {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "pipeline/swap_line.hpp"
+
 namespace zepp::model {
 namespace {
 
@@ -46,6 +48,18 @@ nlohmann::json model_json(const ReportContext& c, const std::vector<SystemSteps>
                               {"tpot_ms", decode ? nlohmann::json(s.mean_step_s * kMs) : nlohmann::json(nullptr)},
                               {"speedup", speedup},
                               {"steps", steps}});
+    if (s.swaps) {
+      const SwapPlan::Refusal b = s.swaps->best.value_or(SwapPlan::Refusal{});
+      out["systems"].back()["swaps"] = {{"accepted", s.swaps->accepted},
+                                        {"refused", s.swaps->refused},
+                                        {"triggered", s.swaps->triggered},
+                                        {"invocations", s.swaps->invocations},
+                                        {"horizon", s.swaps->horizon},
+                                        {"best_refused_saved_us_per_iteration", b.saved_per_iteration_s * 1e6},
+                                        {"best_refused_unhidden_us", b.unhidden_s * 1e6},
+                                        {"best_refused_weight_us", b.weight_s * 1e6},
+                                        {"best_refused_dispatch_us", b.dispatch_s * 1e6}};
+    }
   }
   return out;
 }
@@ -92,6 +106,17 @@ std::string model_table(const nlohmann::json& doc) {
     out += fmt::format("{:<{}} {:>12.4f} {:>12.4f} {:>14.0f} {:>9}\n", s["system"].get<std::string>(), width,
                        s["mean_step_ms"].get<double>(), moe, s["tokens_per_s"].get<double>(),
                        s["speedup"].is_null() ? std::string("1.00x (ref)") : fmt::format("{:.2f}x", s["speedup"].get<double>()));
+  }
+  for (const auto& s : doc["systems"]) {  // zepp+swaps: what its swap rule did over every layer
+    if (!s.contains("swaps")) continue;
+    const auto& w = s["swaps"];
+    const SwapPlan::Refusal best{w["best_refused_saved_us_per_iteration"].get<double>() / 1e6,
+                                 w["best_refused_unhidden_us"].get<double>() / 1e6,
+                                 w["best_refused_weight_us"].get<double>() / 1e6,
+                                 w["best_refused_dispatch_us"].get<double>() / 1e6, w["horizon"].get<int>()};
+    out += swap_line(s["system"].get<std::string>(), w["accepted"].get<int>(), w["refused"].get<int>(),
+                     w["triggered"].get<int>(), w["invocations"].get<int>(), w["horizon"].get<int>(),
+                     w["refused"].get<int>() > 0 ? &best : nullptr, "layer invocation");
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "core/types.hpp"
 #include "pipeline/strategy.hpp"
+#include "pipeline/swap_line.hpp"
 #include "workload/workload.hpp"
 
 namespace zepp {
@@ -24,14 +25,6 @@ namespace zepp {
 //   "planning" ("model" or "free")}}
 nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,
                             const std::vector<StrategyOutcome>& outcomes, PlanningMode planning);
-
-// The line that says what zepp+swaps' swap rule did over `invocations` batches (paper §4.3):
-// "<name> swaps: A accepted, R refused as not paying, triggered in T of N iterations (horizon H
-// iterations)", and when none was accepted, why: the trigger never fired, no swap lowered the
-// busiest GPU, or the best refused swap's saving x horizon against its unhidden weight transfer
-// (`best`, the refusal with the largest saving; null when none was refused). Ends in a newline.
-std::string swap_line(const std::string& name, int accepted, int refused, int triggered, int invocations, int horizon,
-                      const SwapPlan::Refusal* best);
 
 // A human-readable table (one row per strategy) preceded by a workload line.
 std::string summary_table(const nlohmann::json& summary);

@@ -57,6 +57,29 @@ TEST(ModelCli, DeepSeekDecodeAllLayersPerLayerAndTotals) {
   EXPECT_NE(t.out.find("1.00x (ref)"), std::string::npos) << t.out;
 }
 
+// zepp+swaps under --layers said nothing of its swaps: the JSON sums its rule over every (iteration,
+// layer) invocation and the table says how many were accepted and, when none, why.
+TEST(ModelCli, ZeppSwapsReportsItsSwapRuleOverTheLayers) {
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
+  const std::string args = "simulate --trace " + kDeepSeek +
+                           " --model deepseek-v2-lite --nodes 4 --gpus-per-node 4 --layers 1-2 --iterations 2 --strategies zepp,zepp+swaps";
+  const auto r = run_zepp(args + " --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["systems"][0].contains("swaps"));
+  const auto& w = j["systems"][1]["swaps"];
+  EXPECT_EQ(w["invocations"], 4);  // 2 iterations x 2 layers
+  EXPECT_EQ(w["horizon"], 8);
+  EXPECT_LE(w["triggered"].get<int>(), 4);
+  const auto table = run_zepp(args);
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("zepp+swaps    swaps: " + std::to_string(w["accepted"].get<int>()) + " accepted, " +
+                           std::to_string(w["refused"].get<int>()) + " refused as not paying, triggered in " +
+                           std::to_string(w["triggered"].get<int>()) + " of 4 layer invocations"),
+            std::string::npos)
+      << table.out;
+}
+
 TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
   if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
   const std::string base = "simulate --trace " + kDeepSeek + " --model deepseek-v2-lite ";

@@ -1,0 +1,23 @@
+#include "pipeline/swap_line.hpp"
+
+#include <fmt/format.h>
+
+namespace zepp {
+
+std::string swap_line(const std::string& name, int accepted, int refused, int triggered, int invocations, int horizon,
+                      const SwapPlan::Refusal* best, const std::string& unit) {
+  std::string line = fmt::format("{:<13} swaps: {} accepted, {} refused as not paying, triggered in {} of {} {}{} "
+                                 "(horizon {} iterations)",
+                                 name, accepted, refused, triggered, invocations, unit, invocations == 1 ? "" : "s", horizon);
+  if (accepted == 0 && triggered == 0) line += "; none: the estimated load never exceeded (1 + C) x mean";
+  else if (accepted == 0 && (refused == 0 || !best)) line += "; none: no swap inside a node lowered the busiest GPU's load";
+  else if (accepted == 0)
+    line += fmt::format("; none paid: the best saved {:.1f} us per iteration x {} = {:.1f} us <= {:.1f} us of its "
+                        "{:.1f} us weight transfer not hidden behind the independent compute left after the {:.1f} us "
+                        "dispatch",
+                        best->saved_per_iteration_s * 1e6, horizon, best->saved_per_iteration_s * 1e6 * horizon,
+                        best->unhidden_s * 1e6, best->weight_s * 1e6, best->dispatch_s * 1e6);
+  return line + "\n";
+}
+
+}  // namespace zepp

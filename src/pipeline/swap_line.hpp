@@ -1,0 +1,19 @@
+// One line of text on zepp+swaps' swap rule (paper §4.3, swap/swap.hpp), shared by every output
+// that reports it (zepp simulate's one layer, --iterations and --layers).
+#pragma once
+#include <string>
+
+#include "swap/swap.hpp"
+
+namespace zepp {
+
+// The line that says what zepp+swaps' swap rule did over `invocations` batches (paper §4.3):
+// "<name> swaps: A accepted, R refused as not paying, triggered in T of N iterations (horizon H
+// iterations)", and when none was accepted, why: the trigger never fired, no swap lowered the
+// busiest GPU, or the best refused swap's saving x horizon against its unhidden weight transfer
+// (`best`, the refusal with the largest saving; null when none was refused). Ends in a newline.
+// `unit` names what was counted ("iteration"; "layer invocation" for a whole model's layers).
+std::string swap_line(const std::string& name, int accepted, int refused, int triggered, int invocations, int horizon,
+                      const SwapPlan::Refusal* best, const std::string& unit = "iteration");
+
+}  // namespace zepp
