@@ -28,7 +28,7 @@ constexpr double MB = 1e6;
 // (a horizon of 0 and "not triggered" described a rule that never ran).
 nlohmann::json iteration_json(const IterationReport& it, bool swap_rule) {
   const auto rule = [swap_rule](nlohmann::json v) { return swap_rule ? v : nlohmann::json(); };
-  return {{"iteration", it.iteration},
+  nlohmann::json j = {{"iteration", it.iteration},
           {"dataset", it.dataset},
           {"latency_ms", it.latency_s * 1e3},
           {"metadata_us", it.metadata_s * 1e6},
@@ -39,10 +39,6 @@ nlohmann::json iteration_json(const IterationReport& it, bool swap_rule) {
           {"swaps", it.swaps},
           {"swap_triggered", rule(it.swap_triggered)},
           {"swaps_refused", rule(it.swaps_refused)},
-          {"best_refused_saved_us_per_iteration", rule(it.best_refused.saved_per_iteration_s * 1e6)},
-          {"best_refused_unhidden_us", rule(it.best_refused.unhidden_s * 1e6)},
-          {"best_refused_weight_us", rule(it.best_refused.weight_s * 1e6)},
-          {"best_refused_dispatch_us", rule(it.best_refused.dispatch_s * 1e6)},
           {"swap_horizon", rule(it.swap_horizon)},
           {"weight_moves", it.weight_moves},
           {"token_nic_mb", it.token_nic_bytes / MB},
@@ -53,10 +49,12 @@ nlohmann::json iteration_json(const IterationReport& it, bool swap_rule) {
           {"plan_build_ms", it.plan_build_s * 1e3},
           {"planning_ms", it.planning_s * 1e3},
           {"planning_share", it.latency_s > 0 ? nlohmann::json(it.planning_s / it.latency_s) : nlohmann::json()}};
+  put_refusal(j, swap_rule ? &it.best_refused : nullptr);
+  return j;
 }
 
 // How many swaps the rule accepted over the iterations and, when none, why: the best refused
-// swap's figures (report/summary.hpp swap_line).
+// swap's figures (pipeline/swap_line.hpp).
 std::string swap_summary(const std::string& name, const nlohmann::json& iterations, int horizon) {
   int accepted = 0, triggered = 0, refused = 0;
   const nlohmann::json* best = nullptr;
@@ -70,10 +68,7 @@ std::string swap_summary(const std::string& name, const nlohmann::json& iteratio
   }
   std::optional<SwapPlan::Refusal> r;
   if (best)
-    r = SwapPlan::Refusal{(*best)["best_refused_saved_us_per_iteration"].get<double>() / 1e6,
-                          (*best)["best_refused_unhidden_us"].get<double>() / 1e6,
-                          (*best)["best_refused_weight_us"].get<double>() / 1e6,
-                          (*best)["best_refused_dispatch_us"].get<double>() / 1e6, horizon};
+    r = get_refusal(*best, horizon);
   return swap_line(name, accepted, refused, triggered, int(iterations.size()), horizon, r ? &*r : nullptr);
 }
 
@@ -81,10 +76,8 @@ std::string swap_summary(const std::string& name, const nlohmann::json& iteratio
 // system without the rule.
 std::string swap_csv(const nlohmann::json& it) {
   if (it["swap_horizon"].is_null()) return ",,,,,,";
-  return fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{}", it["swap_triggered"].get<bool>() ? 1 : 0,
-                     it["swaps_refused"].get<int>(), it["best_refused_saved_us_per_iteration"].get<double>(),
-                     it["best_refused_unhidden_us"].get<double>(), it["best_refused_weight_us"].get<double>(),
-                     it["best_refused_dispatch_us"].get<double>(), it["swap_horizon"].get<int>());
+  return fmt::format("{},{},{},{}", it["swap_triggered"].get<bool>() ? 1 : 0, it["swaps_refused"].get<int>(),
+                     refusal_csv(it), it["swap_horizon"].get<int>());
 }
 
 }  // namespace

@@ -50,15 +50,13 @@ nlohmann::json model_json(const ReportContext& c, const std::vector<SystemSteps>
                               {"steps", steps}});
     if (s.swaps) {
       const SwapPlan::Refusal b = s.swaps->best.value_or(SwapPlan::Refusal{});
-      out["systems"].back()["swaps"] = {{"accepted", s.swaps->accepted},
-                                        {"refused", s.swaps->refused},
-                                        {"triggered", s.swaps->triggered},
-                                        {"invocations", s.swaps->invocations},
-                                        {"horizon", s.swaps->horizon},
-                                        {"best_refused_saved_us_per_iteration", b.saved_per_iteration_s * 1e6},
-                                        {"best_refused_unhidden_us", b.unhidden_s * 1e6},
-                                        {"best_refused_weight_us", b.weight_s * 1e6},
-                                        {"best_refused_dispatch_us", b.dispatch_s * 1e6}};
+      nlohmann::json& w = out["systems"].back()["swaps"];
+      w = {{"accepted", s.swaps->accepted},
+           {"refused", s.swaps->refused},
+           {"triggered", s.swaps->triggered},
+           {"invocations", s.swaps->invocations},
+           {"horizon", s.swaps->horizon}};
+      put_refusal(w, &b);
     }
   }
   return out;
@@ -110,10 +108,7 @@ std::string model_table(const nlohmann::json& doc) {
   for (const auto& s : doc["systems"]) {  // zepp+swaps: what its swap rule did over every layer
     if (!s.contains("swaps")) continue;
     const auto& w = s["swaps"];
-    const SwapPlan::Refusal best{w["best_refused_saved_us_per_iteration"].get<double>() / 1e6,
-                                 w["best_refused_unhidden_us"].get<double>() / 1e6,
-                                 w["best_refused_weight_us"].get<double>() / 1e6,
-                                 w["best_refused_dispatch_us"].get<double>() / 1e6, w["horizon"].get<int>()};
+    const SwapPlan::Refusal best = get_refusal(w, w["horizon"].get<int>());
     out += swap_line(s["system"].get<std::string>(), w["accepted"].get<int>(), w["refused"].get<int>(),
                      w["triggered"].get<int>(), w["invocations"].get<int>(), w["horizon"].get<int>(),
                      w["refused"].get<int>() > 0 ? &best : nullptr, "layer invocation");

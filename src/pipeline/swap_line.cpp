@@ -20,4 +20,23 @@ std::string swap_line(const std::string& name, int accepted, int refused, int tr
   return line + "\n";
 }
 
+void put_refusal(nlohmann::json& j, const SwapPlan::Refusal* r) {
+  const auto us = [r](double SwapPlan::Refusal::*f) { return r ? nlohmann::json(r->*f * 1e6) : nlohmann::json(); };
+  j["best_refused_saved_us_per_iteration"] = us(&SwapPlan::Refusal::saved_per_iteration_s);
+  j["best_refused_unhidden_us"] = us(&SwapPlan::Refusal::unhidden_s);
+  j["best_refused_weight_us"] = us(&SwapPlan::Refusal::weight_s);
+  j["best_refused_dispatch_us"] = us(&SwapPlan::Refusal::dispatch_s);
+}
+
+SwapPlan::Refusal get_refusal(const nlohmann::json& j, int horizon) {
+  return {j["best_refused_saved_us_per_iteration"].get<double>() / 1e6, j["best_refused_unhidden_us"].get<double>() / 1e6,
+          j["best_refused_weight_us"].get<double>() / 1e6, j["best_refused_dispatch_us"].get<double>() / 1e6, horizon};
+}
+
+std::string refusal_csv(const nlohmann::json& j) {
+  return fmt::format("{:.3f},{:.3f},{:.3f},{:.3f}", j["best_refused_saved_us_per_iteration"].get<double>(),
+                     j["best_refused_unhidden_us"].get<double>(), j["best_refused_weight_us"].get<double>(),
+                     j["best_refused_dispatch_us"].get<double>());
+}
+
 }  // namespace zepp

@@ -3,6 +3,8 @@
 #pragma once
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "swap/swap.hpp"
 
 namespace zepp {
@@ -15,5 +17,14 @@ namespace zepp {
 // `unit` names what was counted ("iteration"; "layer invocation" for a whole model's layers).
 std::string swap_line(const std::string& name, int accepted, int refused, int triggered, int invocations, int horizon,
                       const SwapPlan::Refusal* best, const std::string& unit = "iteration");
+
+// The best refused swap in the outputs' JSON (µs): sets best_refused_saved_us_per_iteration,
+// best_refused_unhidden_us, best_refused_weight_us and best_refused_dispatch_us of `j`, all null
+// when `r` is null (a system without the swap rule).
+void put_refusal(nlohmann::json& j, const SwapPlan::Refusal* r);
+// Those four fields of `j` back in seconds, with `horizon`.
+SwapPlan::Refusal get_refusal(const nlohmann::json& j, int horizon);
+// Those four fields of `j` as CSV cells, "%.3f" each, comma-separated.
+std::string refusal_csv(const nlohmann::json& j);
 
 }  // namespace zepp

@@ -45,15 +45,13 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["routing_wall_us"] = o.routing_wall_s * 1e6;
     s["metadata_us"] = o.metadata_s * 1e6;
     s["planning_us"] = o.planning_s * 1e6;
-    if (o.swap)
+    if (o.swap) {
       s["swaps"] = {{"accepted", o.swap->accepted},
                     {"refused", o.swap->refused},
                     {"triggered", o.swap->triggered},
-                    {"horizon", o.swap->horizon},
-                    {"best_refused_saved_us_per_iteration", o.swap->best_refused.saved_per_iteration_s * 1e6},
-                    {"best_refused_unhidden_us", o.swap->best_refused.unhidden_s * 1e6},
-                    {"best_refused_weight_us", o.swap->best_refused.weight_s * 1e6},
-                    {"best_refused_dispatch_us", o.swap->best_refused.dispatch_s * 1e6}};
+                    {"horizon", o.swap->horizon}};
+      put_refusal(s["swaps"], &o.swap->best_refused);
+    }
     j["strategies"].push_back(s);
   }
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
@@ -103,10 +101,7 @@ std::string summary_table(const nlohmann::json& s) {
   for (const auto& r : s["strategies"]) {
     if (!r.contains("swaps")) continue;
     const auto& w = r["swaps"];
-    const SwapPlan::Refusal best{w["best_refused_saved_us_per_iteration"].get<double>() / 1e6,
-                                 w["best_refused_unhidden_us"].get<double>() / 1e6,
-                                 w["best_refused_weight_us"].get<double>() / 1e6,
-                                 w["best_refused_dispatch_us"].get<double>() / 1e6, w["horizon"].get<int>()};
+    const SwapPlan::Refusal best = get_refusal(w, w["horizon"].get<int>());
     out += swap_line(r["name"].get<std::string>(), w["accepted"].get<int>(), w["refused"].get<int>(),
                      w["triggered"].get<bool>() ? 1 : 0, 1, w["horizon"].get<int>(), &best);
   }
@@ -131,10 +126,8 @@ std::string summary_csv(const nlohmann::json& s) {
     const nlohmann::json sw = r.contains("swaps") ? r["swaps"] : nlohmann::json();
     const std::string swaps =
         sw.is_null() ? ",,,,,,,"
-                    : fmt::format("{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{}", sw["accepted"].get<int>(), sw["triggered"].get<bool>() ? 1 : 0,
-                                  sw["refused"].get<int>(), sw["best_refused_saved_us_per_iteration"].get<double>(),
-                                  sw["best_refused_unhidden_us"].get<double>(), sw["best_refused_weight_us"].get<double>(),
-                                  sw["best_refused_dispatch_us"].get<double>(), sw["horizon"].get<int>());
+                    : fmt::format("{},{},{},{},{}", sw["accepted"].get<int>(), sw["triggered"].get<bool>() ? 1 : 0,
+                                  sw["refused"].get<int>(), refusal_csv(sw), sw["horizon"].get<int>());
     out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{}\n",
                        r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),
