@@ -20,6 +20,7 @@
 #include "exec/sim_measured.hpp"
 #include "mpi/ffn.hpp"
 #include "mpi/session.hpp"
+#include "pipeline/swap_line.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -64,6 +65,8 @@ std::string table(const nlohmann::json& doc) {
                   s["output_checksum"].get<std::string>().c_str(), s["wire_checksum"].get<std::string>().c_str());
     out += line;
   }
+  for (const auto& s : doc["strategies"])
+    if (s.contains("swaps")) out += swap_line(s["strategy"].get<std::string>(), s["swaps"]);
   if (doc.contains("degraded")) {
     const auto& d = doc["degraded"];
     const auto& z = d["zepp_rebalance"];

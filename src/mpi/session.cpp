@@ -10,6 +10,7 @@
 #include "mpi/hash.hpp"
 #include "mpi/rank_plan.hpp"
 #include "mpi/reference.hpp"
+#include "pipeline/swap_line.hpp"
 
 namespace zepp::mpi {
 
@@ -116,6 +117,7 @@ StrategyRun run_strategy_mpi(const std::string& strategy, const Workload& worklo
   std::optional<RankPlanner> planner;
   if (d.locality_routing) planner.emplace(d.placement, topo, opt.strategy.balance_slack, workload.batch, me);
   run.rank_routing = planner.has_value();
+  run.swap = d.swap;
 
   for (int rep = 0; rep < opt.repeat; ++rep) {
     if (planner) {
@@ -181,7 +183,7 @@ nlohmann::json to_json(const StrategyRun& run, int gpus_per_node) {
                      {"metadata_s", s.metadata_s}, {"planning_s", s.planning_s}});
     metadata = std::max(metadata, s.metadata_s), planning = std::max(planning, s.planning_s);
   }
-  return {{"strategy", run.strategy}, {"executor", run.executor}, {"wall_s", run.wall_s},
+  nlohmann::json j = {{"strategy", run.strategy}, {"executor", run.executor}, {"wall_s", run.wall_s},
           {"max_rel_error", run.max_rel_error}, {"output_checksum", hex(run.output_checksum)},
           {"wire_checksum", hex(run.wire_checksum)}, {"nvlink_bytes", run.nvlink_bytes()}, {"nic_bytes", run.nic_bytes()},
           {"plan_nvlink_bytes", plan_nvlink}, {"plan_nic_bytes", plan_nic},
@@ -189,6 +191,8 @@ nlohmann::json to_json(const StrategyRun& run, int gpus_per_node) {
           {"pairs_computed", pairs}, {"messages", messages}, {"plan_tasks", run.plan_tasks},
           {"plan_transfers", run.plan_transfers}, {"rank_routing", run.rank_routing},
           {"metadata_s", metadata}, {"planning_s", planning}, {"ranks", ranks}};
+  if (run.swap) j["swaps"] = swap_json(*run.swap);
+  return j;
 }
 
 }  // namespace zepp::mpi

@@ -6,6 +6,7 @@
 // routing; the plan executed is still built globally (the builder is not split per rank yet).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct StrategyRun {
   // The comm plan this strategy decided (fp32 rows), for simulating the same plan (`a2av` runs as
   // MPI_Alltoallv, which moves the same rows as its plan's transfers).
   CommPlan plan;
+  // zepp+swaps: its swap rule on this batch (StrategyDecision::swap); empty for other strategies.
+  std::optional<SwapOutcome> swap;
   // With ExecConfig::timeline, on rank 0 only: every rank's events of the fastest repeat
   // (RankOutput::timeline), ranks in order; empty on the other ranks.
   std::vector<TimelineEvent> timeline;
@@ -64,7 +67,7 @@ void require_same(uint64_t v, const char* what, MPI_Comm comm);
 // {"strategy", "executor", "wall_s", "max_rel_error", "output_checksum" (hex), "wire_checksum"
 //  (hex), "nvlink_bytes", "nic_bytes", "plan_nvlink_bytes", "plan_nic_bytes", "bytes_match_plan",
 //  "pairs_computed", "messages", "plan_tasks", "plan_transfers", "rank_routing", "metadata_s",
-//  "planning_s" (the slowest rank's), "ranks": [{"rank", "node", "dispatch_s", "compute_s",
+//  "planning_s" (the slowest rank's), "swaps" (zepp+swaps only: pipeline/swap_line.hpp swap_json), "ranks": [{"rank", "node", "dispatch_s", "compute_s",
 //  "combine_s", "total_s" (the layer, after planning), "nvlink_bytes", "nic_bytes",
 //  "pairs_computed", "messages", "metadata_s", "planning_s"}]}
 nlohmann::json to_json(const StrategyRun& run, int gpus_per_node);

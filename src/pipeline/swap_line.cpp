@@ -33,6 +33,19 @@ SwapPlan::Refusal get_refusal(const nlohmann::json& j, int horizon) {
           j["best_refused_weight_us"].get<double>() / 1e6, j["best_refused_dispatch_us"].get<double>() / 1e6, horizon};
 }
 
+nlohmann::json swap_json(const SwapOutcome& o) {
+  nlohmann::json j = {{"accepted", o.accepted}, {"refused", o.refused}, {"triggered", o.triggered}, {"horizon", o.horizon}};
+  put_refusal(j, &o.best_refused);
+  return j;
+}
+
+std::string swap_line(const std::string& name, const nlohmann::json& w) {
+  const int horizon = w["horizon"].get<int>();
+  const SwapPlan::Refusal best = get_refusal(w, horizon);
+  return swap_line(name, w["accepted"].get<int>(), w["refused"].get<int>(), w["triggered"].get<bool>() ? 1 : 0, 1, horizon,
+                   &best);
+}
+
 std::string refusal_csv(const nlohmann::json& j) {
   return fmt::format("{:.3f},{:.3f},{:.3f},{:.3f}", j["best_refused_saved_us_per_iteration"].get<double>(),
                      j["best_refused_unhidden_us"].get<double>(), j["best_refused_weight_us"].get<double>(),

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pipeline/strategy.hpp"
 #include "swap/swap.hpp"
 
 namespace zepp {
@@ -17,6 +18,12 @@ namespace zepp {
 // `unit` names what was counted ("iteration"; "layer invocation" for a whole model's layers).
 std::string swap_line(const std::string& name, int accepted, int refused, int triggered, int invocations, int horizon,
                       const SwapPlan::Refusal* best, const std::string& unit = "iteration");
+
+// One batch's swap rule outcome as the outputs' JSON: {"accepted", "refused", "triggered",
+// "horizon"} and the best refused swap's four fields (put_refusal).
+nlohmann::json swap_json(const SwapOutcome& o);
+// swap_line for one batch, read back from swap_json's object.
+std::string swap_line(const std::string& name, const nlohmann::json& swaps);
 
 // The best refused swap in the outputs' JSON (µs): sets best_refused_saved_us_per_iteration,
 // best_refused_unhidden_us, best_refused_weight_us and best_refused_dispatch_us of `j`, all null

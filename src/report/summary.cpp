@@ -45,13 +45,7 @@ nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topolo
     s["routing_wall_us"] = o.routing_wall_s * 1e6;
     s["metadata_us"] = o.metadata_s * 1e6;
     s["planning_us"] = o.planning_s * 1e6;
-    if (o.swap) {
-      s["swaps"] = {{"accepted", o.swap->accepted},
-                    {"refused", o.swap->refused},
-                    {"triggered", o.swap->triggered},
-                    {"horizon", o.swap->horizon}};
-      put_refusal(s["swaps"], &o.swap->best_refused);
-    }
+    if (o.swap) s["swaps"] = swap_json(*o.swap);
     j["strategies"].push_back(s);
   }
   j["workload"] = {{"description", w.description}, {"synthetic", w.synthetic},     {"layer", w.layer},
@@ -98,13 +92,8 @@ std::string summary_table(const nlohmann::json& s) {
   }
   if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal_us"].is_null(); }))
     out += "optimum -: not solved (--optimum off), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
-  for (const auto& r : s["strategies"]) {
-    if (!r.contains("swaps")) continue;
-    const auto& w = r["swaps"];
-    const SwapPlan::Refusal best = get_refusal(w, w["horizon"].get<int>());
-    out += swap_line(r["name"].get<std::string>(), w["accepted"].get<int>(), w["refused"].get<int>(),
-                     w["triggered"].get<bool>() ? 1 : 0, 1, w["horizon"].get<int>(), &best);
-  }
+  for (const auto& r : s["strategies"])
+    if (r.contains("swaps")) out += swap_line(r["name"].get<std::string>(), r["swaps"]);
   return out;
 }
 

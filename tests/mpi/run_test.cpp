@@ -150,6 +150,47 @@ TEST(MpiRun, Mixtral2RanksOneNode) {
   expect_correct({kTraces + "/mixtral-8x7b-gsm8k", "mixtral-8x7b", 2, 2});
 }
 
+// zepp+swaps under MPI reports its swap rule as zepp simulate does (it printed nothing): the JSON
+// "swaps" object holds the decision's own figures, the table says how many were accepted, and
+// strategies without the rule carry no "swaps".
+TEST(MpiRun, SwapRuleIsReported) {
+  NEED(kTraces + "/deepseek-v2-lite-puffin");
+  const Case c{trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 8, 4, 256, 128, 1.0};
+  ModelShape m = model_preset(c.model);
+  m.hidden = c.hidden, m.ffn = c.ffn;
+  Topology t = topology_preset("a100", c.np / c.gpn);
+  t.gpus_per_node = c.gpn;
+  const Trace trace = read_trace(c.trace);
+  WorkloadOptions wo;
+  wo.size_mb = c.size_mb;
+  const Workload w = build_workload(&trace, m, t, wo);
+  m.bytes_per_elem = 4;
+  StrategyOptions so;
+  so.optimal = false;
+  const StrategyDecision d = find_strategy("zepp+swaps").decide(StrategyInput{w, m, t, so});
+  ASSERT_TRUE(d.swap.has_value());
+
+  const Launch r = mpirun(c.np, c.args() + " --strategy zepp,zepp+swaps");
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(doc["strategies"][0].contains("swaps"));
+  const auto& s = doc["strategies"][1]["swaps"];
+  EXPECT_EQ(s["accepted"].get<int>(), d.swap->accepted);
+  EXPECT_EQ(s["refused"].get<int>(), d.swap->refused);
+  EXPECT_EQ(s["triggered"].get<bool>(), d.swap->triggered);
+  EXPECT_EQ(s["horizon"].get<int>(), kDefaultSwapHorizon);
+  EXPECT_LT(doc["strategies"][1]["max_rel_error"].get<double>(), 1e-5);
+
+  std::string table_args = c.args();
+  table_args.replace(table_args.find("--format json"), 13, "--format table");
+  const Launch tab = mpirun(c.np, table_args + " --strategy zepp+swaps");
+  ASSERT_EQ(tab.status, 0) << tab.err << tab.out;
+  EXPECT_NE(tab.out.find("zepp+swaps    swaps: " + std::to_string(d.swap->accepted) + " accepted, " +
+                         std::to_string(d.swap->refused) + " refused as not paying"),
+            std::string::npos)
+      << tab.out;
+}
+
 // Elastic EP: node 1 of 4 (2 GPUs each) lost; the 6 surviving ranks run the full cluster's batch
 // with every GPU keeping its slots, and outputs still equal the dense reference.
 TEST(MpiRun, DegradedPlacementOnSixRanks) {
