@@ -137,6 +137,7 @@ ModelShape WorkloadFlags::model_shape() const {
 }
 
 Topology WorkloadFlags::cluster() const {
+  require(nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(nodes));
   Topology t = cluster_topology(topology, nodes);
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
   // Ranges: src/cli/float_flags.cpp (the command line checks them while parsing; zepp.simulate here).

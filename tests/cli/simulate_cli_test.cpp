@@ -173,7 +173,7 @@ TEST_P(SimulateCliRejects, WithExitStatus2AndAMessage) {
 INSTANTIATE_TEST_SUITE_P(
     Args, SimulateCliRejects,
     ::testing::Values(BadArgs{"--model gpt-5", "model: unknown preset 'gpt-5'"},
-                      BadArgs{"--nodes 0", "nodes: must be at least 1"},
+                      BadArgs{"--nodes 0", "--nodes: must be at least 1"},
                       BadArgs{"--topology b300", "topology: 'b300' is neither a preset"},
                       BadArgs{"--format xml", "--format"},
                       BadArgs{"--strategies a2av,magic", "strategies: unknown strategy 'magic'"},
