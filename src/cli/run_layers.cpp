@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "cli/model.hpp"
 #include "core/error.hpp"
 #include "mpi/stack.hpp"
+#include "pipeline/swap_line.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -29,6 +31,22 @@ std::string table(const nlohmann::json& doc) {
     out += fmt::format("{:<10} {:>6} {:>10.3f}   stack output vs dense reference: max relative error {:.2e}, checksum {}\n",
                        s["strategy"].get<std::string>(), "total", s["total_s"].get<double>() * 1e3,
                        s["max_rel_error"].get<double>(), s["output_checksum"].get<std::string>());
+    // zepp+swaps: its swap rule summed over the layers, the best refusal the one saving most.
+    int accepted = 0, refused = 0, triggered = 0, horizon = 0;
+    bool rule = false;
+    std::optional<SwapPlan::Refusal> best;
+    for (const auto& l : s["layers"]) {
+      if (!l.contains("swaps")) continue;
+      const auto& w = l["swaps"];
+      rule = true;
+      accepted += w["accepted"].get<int>(), refused += w["refused"].get<int>(), triggered += w["triggered"].get<bool>();
+      horizon = w["horizon"].get<int>();
+      const SwapPlan::Refusal r = get_refusal(w, horizon);
+      if (w["refused"].get<int>() > 0 && (!best || r.saved_per_iteration_s > best->saved_per_iteration_s)) best = r;
+    }
+    if (rule)
+      out += swap_line(s["strategy"].get<std::string>(), accepted, refused, triggered, int(s["layers"].size()), horizon,
+                       best ? &*best : nullptr, "layer");
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include "mpi/rank_plan.hpp"
 #include "mpi/reference.hpp"
 #include "mpi/seeded.hpp"
+#include "pipeline/swap_line.hpp"
 
 namespace zepp::mpi {
 namespace {
@@ -72,6 +73,7 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
     const CommPlan plan = d.make_plan(d.placement, d.routing);
     require_same(plan_hash(plan), "the comm plan (nondeterministic planning?)", comm);
     StackLayer s;
+    s.swap = d.swap;
     if (d.locality_routing) {  // each rank routes its own tokens from the all-gathered counts
       RankPlanner planner(d.placement, topo, opt.strategy.balance_slack, w.batch, me);
       MPI_Barrier(comm);
@@ -121,10 +123,12 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
 
 nlohmann::json to_json(const StackRun& run) {
   nlohmann::json layers = nlohmann::json::array();
-  for (const StackLayer& s : run.layers)
+  for (const StackLayer& s : run.layers) {
     layers.push_back({{"layer", s.layer}, {"metadata_s", s.metadata_s}, {"planning_s", s.planning_s}, {"wall_s", s.wall_s},
                       {"norm_s", s.norm_s}, {"nvlink_bytes", s.nvlink_bytes},
                       {"nic_bytes", s.nic_bytes}, {"max_rel_error", s.max_rel_error}});
+    if (s.swap) layers.back()["swaps"] = swap_json(*s.swap);
+  }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(run.output_checksum));
   return {{"strategy", run.strategy}, {"total_s", run.total_s}, {"max_rel_error", run.max_rel_error},

@@ -4,6 +4,7 @@
 // weights. Checked against a dense single-process reference of the whole stack.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@ struct StackLayer {
   double norm_s = 0;            // slowest rank's residual add + norm after it
   double nvlink_bytes = 0, nic_bytes = 0;  // sent, all ranks (checked equal to the plan's)
   double max_rel_error = 0;     // this layer's outputs against the reference layer on the reference inputs
+  std::optional<SwapOutcome> swap;  // zepp+swaps: its swap rule on this layer (StrategyDecision::swap)
 };
 
 struct StackRun {
@@ -50,7 +52,8 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
                        const ModelShape& model, const Topology& topo, const SessionOptions& opt, MPI_Comm comm);
 
 // {"strategy", "total_s", "max_rel_error", "output_checksum", "layers": [{"layer", "metadata_s",
-//  "planning_s", "wall_s", "norm_s", "nvlink_bytes", "nic_bytes", "max_rel_error"}]}
+//  "planning_s", "wall_s", "norm_s", "nvlink_bytes", "nic_bytes", "max_rel_error", and for zepp+swaps
+//  "swaps" (pipeline/swap_line.hpp swap_json)}]}
 nlohmann::json to_json(const StackRun& run);
 
 }  // namespace zepp::mpi

@@ -189,6 +189,22 @@ TEST(MpiRun, SwapRuleIsReported) {
                          std::to_string(d.swap->refused) + " refused as not paying"),
             std::string::npos)
       << tab.out;
+
+  // --layers: each layer's JSON carries its rule, the table sums them over the layers.
+  const Launch stack = mpirun(c.np, c.args() + " --strategy zepp+swaps --layers 1-2");
+  ASSERT_EQ(stack.status, 0) << stack.err << stack.out;
+  int accepted = 0;
+  const auto stack_doc = nlohmann::json::parse(stack.out);
+  for (const auto& l : stack_doc["strategies"][0]["layers"]) {
+    ASSERT_TRUE(l.contains("swaps")) << l;
+    EXPECT_EQ(l["swaps"]["horizon"].get<int>(), kDefaultSwapHorizon);
+    accepted += l["swaps"]["accepted"].get<int>();
+  }
+  const Launch stack_tab = mpirun(c.np, table_args + " --strategy zepp+swaps --layers 1-2");
+  ASSERT_EQ(stack_tab.status, 0) << stack_tab.err << stack_tab.out;
+  EXPECT_NE(stack_tab.out.find("zepp+swaps    swaps: " + std::to_string(accepted) + " accepted"), std::string::npos)
+      << stack_tab.out;
+  EXPECT_NE(stack_tab.out.find(" of 2 layers"), std::string::npos) << stack_tab.out;
 }
 
 // Elastic EP: node 1 of 4 (2 GPUs each) lost; the 6 surviving ranks run the full cluster's batch
