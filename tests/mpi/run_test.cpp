@@ -60,23 +60,37 @@ struct Case {
   }
 };
 
-// The comm plan's Transfer bytes per link class, from this process's own pipeline on the same inputs.
-std::map<std::string, std::pair<double, double>> plan_bytes(const Case& c, const std::vector<std::string>& strategies) {
-  ModelShape m = model_preset(c.model);  // the workload's size is in BF16 bytes (paper §6.1) ...
-  m.hidden = c.hidden, m.ffn = c.ffn;
-  Topology t = topology_preset("a100", c.np / c.gpn);
-  t.gpus_per_node = c.gpn;
+// What `zepp run` decides on the case's inputs, in this process: the workload, the model with fp32
+// rows and the topology, for StrategyEntry::decide.
+struct Decided {
+  Workload w;
+  ModelShape m;
+  Topology t;
+  StrategyOptions so;
+  StrategyDecision decide(const std::string& name) const { return find_strategy(name).decide(StrategyInput{w, m, t, so}); }
+};
+Decided inputs_of(const Case& c) {
+  Decided d;
+  d.m = model_preset(c.model);  // the workload's size is in BF16 bytes (paper §6.1) ...
+  d.m.hidden = c.hidden, d.m.ffn = c.ffn;
+  d.t = topology_preset("a100", c.np / c.gpn);
+  d.t.gpus_per_node = c.gpn;
   const Trace trace = read_trace(c.trace);
   WorkloadOptions wo;
   wo.size_mb = c.size_mb;
-  const Workload w = build_workload(&trace, m, t, wo);
-  m.bytes_per_elem = 4;  // ... while the plan moves fp32 rows, as `zepp run` does
-  StrategyOptions so;
-  so.optimal = false;
+  d.w = build_workload(&trace, d.m, d.t, wo);
+  d.m.bytes_per_elem = 4;  // ... while the plan moves fp32 rows, as `zepp run` does
+  d.so.optimal = false;
+  return d;
+}
+
+// The comm plan's Transfer bytes per link class, from this process's own pipeline on the same inputs.
+std::map<std::string, std::pair<double, double>> plan_bytes(const Case& c, const std::vector<std::string>& strategies) {
+  const Decided in = inputs_of(c);
   std::map<std::string, std::pair<double, double>> out;
   for (const auto& e : strategy_registry()) {
     if (std::find(strategies.begin(), strategies.end(), e.name) == strategies.end()) continue;
-    const StrategyDecision d = e.decide(StrategyInput{w, m, t, so});
+    const StrategyDecision d = in.decide(e.name);
     const CommPlan plan = d.make_plan(d.placement, d.routing);
     for (const Task& task : plan.tasks)
       if (task.kind == TaskKind::Transfer) (task.link == Link::NIC ? out[e.name].second : out[e.name].first) += task.bytes;
@@ -156,18 +170,7 @@ TEST(MpiRun, Mixtral2RanksOneNode) {
 TEST(MpiRun, SwapRuleIsReported) {
   NEED(kTraces + "/deepseek-v2-lite-puffin");
   const Case c{trace_subset(kTraces + "/deepseek-v2-lite-puffin", 6), "deepseek-v2-lite", 8, 4, 256, 128, 1.0};
-  ModelShape m = model_preset(c.model);
-  m.hidden = c.hidden, m.ffn = c.ffn;
-  Topology t = topology_preset("a100", c.np / c.gpn);
-  t.gpus_per_node = c.gpn;
-  const Trace trace = read_trace(c.trace);
-  WorkloadOptions wo;
-  wo.size_mb = c.size_mb;
-  const Workload w = build_workload(&trace, m, t, wo);
-  m.bytes_per_elem = 4;
-  StrategyOptions so;
-  so.optimal = false;
-  const StrategyDecision d = find_strategy("zepp+swaps").decide(StrategyInput{w, m, t, so});
+  const StrategyDecision d = inputs_of(c).decide("zepp+swaps");
   ASSERT_TRUE(d.swap.has_value());
 
   const Launch r = mpirun(c.np, c.args() + " --strategy zepp,zepp+swaps");
