@@ -302,6 +302,25 @@ TEST(Report, VariantsAreComparedWithTheirBaseNotAsBaselines) {
   EXPECT_EQ(md.find("zepp/no-split |---"), std::string::npos);  // not a column of the full table
 }
 
+// Issue 24: a configuration where zepp is more than 2% behind is listed with the figure that puts it
+// behind; one within 2% is counted as close. 4 nodes: zepp 110 vs epic 100 (0.91x), busiest GPU
+// 95 vs 80 us of GEMMs; 8 nodes: zepp 101 vs epic 100 (0.99x), within 2%.
+TEST(Report, MissesSayWhichFigurePutsZeppBehind) {
+  auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 110),
+                             row("qwen3-235b", 4, 1, "epic", 100), row("qwen3-235b", 8, 1, "a2av", 300),
+                             row("qwen3-235b", 8, 1, "zepp", 101), row("qwen3-235b", 8, 1, "epic", 100)});
+  rows[1].max_compute_us = 95, rows[2].max_compute_us = 80;
+  rows[1].max_nic_bytes = 2e6, rows[2].max_nic_bytes = 3e6;
+  const std::string md = reproduction_markdown(rows, {}, "fig9.csv", "", {});
+  EXPECT_NE(md.find("Zepp is the fastest strategy or within 2% of it in 1 of 2 configurations. Where it is not"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("- qwen3-235b/a100/4/1: zepp 110.0 µs, epic 100.0 µs (0.91x). Busiest GPU computes 95 vs 80 µs; "
+                    "busiest NIC 2.0 vs 3.0 MB;"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("Behind because its busiest GPU spends longer in expert GEMMs."), std::string::npos) << md;
+  EXPECT_EQ(md.find("- qwen3-235b/a100/8/1"), std::string::npos) << md;
+}
+
 // Issue 20 item 8: charged against free, hand-computed. Config 4 nodes: a2av 300 both ways, zepp
 // 110 charged (6 us metadata + 4 us planning) and 100 free; config 8 nodes: a2av 400, zepp 210
 // charged (5 + 5) and 200 free. Charged/free: a2av 1, zepp sqrt(1.1 * 1.05); share 9.1% and 4.8%.
