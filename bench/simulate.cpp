@@ -122,8 +122,8 @@ double cpu_seconds() {
 double plan_bytes(const CommPlan& plan) {
   double b = double(plan.tasks.size() * sizeof(Task));
   for (const Task& t : plan.tasks)
-    b += double((t.tokens.size() + t.pair_begin.size() + t.pairs.size()) * sizeof(int64_t) +
-                (t.deps.size() + t.multicast.size()) * sizeof(int32_t));
+    b += double((t.tokens_at.size() + t.pair_begin_at.size() + t.pairs_at.size() + t.deps_at.size() +
+                 t.multicast_at.size()) * sizeof(int32_t));
   return b;
 }
 

@@ -28,12 +28,14 @@ void allgather_dispatch(CommPlan& plan, const RoutingBatch& batch) {
     t.hop = hop;
     t.round = round;
     t.priority = round;  // rounds in order on every queue; own node's copies first
-    for (int64_t tok = first; tok < last; ++tok) t.tokens.push_back(tok);
     t.bytes = double(last - first) * plan.token_bytes;
-    if (dep >= 0) t.deps.push_back(dep);
-    plan.tasks.push_back(std::move(t));
+    const int32_t id = plan.add_task(t);
+    std::vector<int32_t> tokens;
+    for (int64_t tok = first; tok < last; ++tok) tokens.push_back(int32_t(tok));
+    plan.set_rows(id, tokens);
+    if (dep >= 0) plan.set_deps(id, {dep});
     drop.push_back(0);
-    return int32_t(plan.tasks.size() - 1);
+    return id;
   };
   // deliver[s * P + h]: the transfer bringing source GPU s's tokens to GPU h.
   std::vector<int32_t> deliver(size_t(P) * P, -1);
@@ -56,12 +58,16 @@ void allgather_dispatch(CommPlan& plan, const RoutingBatch& batch) {
   std::vector<int32_t> src_of_token(size_t(batch.num_tokens()));
   for (int s = 0; s < P; ++s)
     std::fill(src_of_token.begin() + batch.token_offset[s], src_of_token.begin() + batch.token_offset[s + 1], s);
-  for (Task& t : plan.tasks) {
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& t = plan.tasks[i];
     if (t.kind != TaskKind::Compute) continue;
-    for (int64_t p : t.pairs) {
+    const auto own = plan.deps(t);
+    std::vector<int32_t> deps(own.begin(), own.end());
+    for (int64_t p : plan.pairs(t)) {
       const int s = src_of_token[size_t(p / plan.top_k)];
-      if (s != t.gpu) t.deps.push_back(deliver[size_t(s) * P + t.gpu]);
+      if (s != t.gpu) deps.push_back(deliver[size_t(s) * P + t.gpu]);
     }
+    plan.set_deps(int32_t(i), deps);
   }
   drop_tasks(plan, drop);  // also sorts and dedups every task's dependencies
 }

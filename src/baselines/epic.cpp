@@ -69,13 +69,14 @@ void one_gemm_per_slot(CommPlan& plan) {
     if (t.kind != TaskKind::Compute) continue;
     const auto [it, fresh] = first_of_slot.emplace(t.slot, int32_t(i));
     if (fresh) continue;
-    append_rows(plan.tasks[it->second], t);
-    t.deps = {it->second};  // its dependents now wait for the merged GEMM
+    append_rows(plan, it->second, int32_t(i));
+    plan.set_deps(int32_t(i), {it->second});  // its dependents now wait for the merged GEMM
     drop[i] = 1;
   }
   for (const auto& [slot, i] : first_of_slot) {
     Task& t = plan.tasks[i];
-    std::sort(t.pairs.begin(), t.pairs.end());
+    const auto pairs = plan.pairs(t);
+    std::sort(pairs.begin(), pairs.end());
     t.priority = slot;  // expert order on the GPU (slots are numbered GPU by GPU)
   }
   drop_tasks(plan, drop);

@@ -33,7 +33,7 @@ void reroute_via_peers(CommPlan& plan) {
     int32_t put = int32_t(i);
     if (auto it = put_of.find(Key{src, peer, phase, round}); it != put_of.end()) {
       put = it->second;
-      append_rows(plan.tasks[put], plan.tasks[i]);
+      append_rows(plan, put, int32_t(i));
       drop[i] = 1;
     } else {
       plan.tasks[i].dst_gpu = peer;
@@ -44,31 +44,27 @@ void reroute_via_peers(CommPlan& plan) {
     int32_t fwd;
     if (auto it = forward_of.find(Key{peer, dst, phase, round}); it != forward_of.end()) {
       fwd = it->second;
-      Task rows = plan.tasks[i];
-      rows.deps.clear();
-      append_rows(plan.tasks[fwd], rows);
+      const Range deps = plan.tasks[i].deps_at;
+      plan.tasks[i].deps_at = {};  // the rows without the put's dependencies
+      append_rows(plan, fwd, int32_t(i));
+      plan.tasks[i].deps_at = deps;
     } else {
-      Task f = plan.tasks[i];
+      Task f = plan.tasks[i];  // shares the put's rows (never edited in place)
       f.gpu = peer;
       f.dst_gpu = dst;
       f.link = Link::NVLink;
       f.hop = Hop::Forward;
-      f.deps.clear();
-      plan.tasks.push_back(std::move(f));
-      fwd = int32_t(plan.tasks.size() - 1);
+      f.deps_at = {};
+      fwd = plan.add_task(f);
       forward_of.emplace(Key{peer, dst, phase, round}, fwd);
     }
-    plan.tasks[fwd].deps.push_back(put);
+    plan.add_dep(fwd, put);
     for (int32_t u : users[i])
-      for (int32_t& d : plan.tasks[u].deps)
+      for (int32_t& d : plan.deps(plan.tasks[u]))
         if (d == int32_t(i)) d = fwd;
   }
   drop.resize(plan.tasks.size(), 0);
-  for (Task& t : plan.tasks) {
-    std::sort(t.deps.begin(), t.deps.end());
-    t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
-  }
-  drop_tasks(plan, drop);
+  drop_tasks(plan, drop);  // also sorts and dedups every task's dependencies
 }
 
 }  // namespace baselines

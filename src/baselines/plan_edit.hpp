@@ -9,13 +9,15 @@
 
 namespace zepp::baselines {
 
-// Appends b's rows (tokens, and CSR pairs for combine rows), bytes and dependencies to a.
-// Throws ArgumentError("b: ...") when one task has pair lists and the other has none.
-void append_rows(Task& a, const Task& b);
+// Appends task b's rows (tokens, and CSR pairs for combine rows), bytes and dependencies to
+// task a (a's lists move to the end of the plan's flat arrays). Throws ArgumentError("b: ...")
+// when one task has pair lists and the other has none.
+void append_rows(CommPlan& plan, int32_t a, int32_t b);
 
 // Removes the tasks with drop[i] != 0 and renumbers the rest in order. A task that depended on
 // a dropped task depends instead on that task's dependencies (transitively), so merging task b
-// into a is: append_rows(a, b), b.deps = {a}, drop b. Throws ArgumentError("drop: ...") unless
+// into a is: append_rows(plan, a, b), set_deps(b, {a}), drop b. Every kept task's dependencies
+// come out sorted and deduplicated, in a new dep_index. Throws ArgumentError("drop: ...") unless
 // drop has one entry per task.
 void drop_tasks(CommPlan& plan, const std::vector<char>& drop);
 

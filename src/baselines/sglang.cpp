@@ -34,9 +34,10 @@ namespace {
 
 struct Builder {
   CommPlan& plan;
-  int32_t add(Task t) {
-    plan.tasks.push_back(std::move(t));
-    return int32_t(plan.tasks.size() - 1);
+  int32_t add(const Task& t, const std::vector<int32_t>& deps) {
+    const int32_t id = plan.add_task(t);
+    plan.set_deps(id, deps);
+    return id;
   }
   int32_t transfer(Phase phase, int src, int dst, Hop hop, int round, int32_t dep) {
     Task t;
@@ -48,31 +49,32 @@ struct Builder {
     t.hop = hop;
     t.round = round;
     t.priority = round;
-    if (dep >= 0) t.deps.push_back(dep);
-    return add(std::move(t));
+    return add(t, dep >= 0 ? std::vector<int32_t>{dep} : std::vector<int32_t>{});
   }
-  int32_t barrier(std::vector<int32_t> deps) {
+  int32_t barrier(const std::vector<int32_t>& deps) {
     Task t;
     t.kind = TaskKind::Barrier;
     t.gpu = 0;  // global: everyone waits for it, anchored on GPU 0 (executors take no time for it)
-    t.deps = std::move(deps);
-    return add(std::move(t));
+    return add(t, deps);
   }
-  // Appends tokens [first, last) as rows; with `pairs_on` each row carries the token's pairs
-  // for which pairs_on(pair) holds (possibly none: a zero row of the dense collective).
+  // Sets the task's rows to tokens [first, last) (first < last); with `pairs_on` each row
+  // carries the token's pairs for which pairs_on(pair) holds (possibly none: a zero row of the
+  // dense collective).
   template <class F>
   void rows(int32_t task, int64_t first, int64_t last, F pairs_on, bool with_pairs) {
-    Task& t = plan.tasks[task];
     const int k = plan.top_k;
+    std::vector<int32_t> tokens, pair_begin, pairs;
     for (int64_t tok = first; tok < last; ++tok) {
-      t.tokens.push_back(tok);
+      tokens.push_back(int32_t(tok));
       if (with_pairs) {
-        if (t.pair_begin.empty()) t.pair_begin.push_back(0);
+        if (pair_begin.empty()) pair_begin.push_back(0);
         for (int64_t p = tok * k; p < (tok + 1) * k; ++p)
-          if (pairs_on(p)) t.pairs.push_back(p);
-        t.pair_begin.push_back(int64_t(t.pairs.size()));
+          if (pairs_on(p)) pairs.push_back(int32_t(p));
+        pair_begin.push_back(int32_t(pairs.size()));
       }
     }
+    plan.set_rows(task, tokens, pair_begin, pairs);
+    Task& t = plan.tasks[task];
     if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce) t.bytes += double(last - first) * plan.token_bytes;
   }
 };
@@ -114,8 +116,9 @@ CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placemen
   const int32_t after_gather = b.barrier(gathered);
 
   // Expert computation: one GEMM per slot over the pairs routed to it.
-  std::vector<std::vector<int64_t>> pairs_of_slot(size_t(placement.num_slots()));
-  for (int64_t p = 0; p < batch.num_tokens() * K; ++p) pairs_of_slot[size_t(routing.slot_of_pair[size_t(p)])].push_back(p);
+  std::vector<std::vector<int32_t>> pairs_of_slot(size_t(placement.num_slots()));
+  for (int64_t p = 0; p < batch.num_tokens() * K; ++p)
+    pairs_of_slot[size_t(routing.slot_of_pair[size_t(p)])].push_back(int32_t(p));
   std::vector<int32_t> computed;
   for (int slot = 0; slot < placement.num_slots(); ++slot) {
     if (pairs_of_slot[slot].empty()) continue;
@@ -125,9 +128,8 @@ CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placemen
     t.gpu = placement.gpu_of_slot(slot);
     t.slot = slot;
     t.expert = placement.phy2log[size_t(slot)];
-    t.pairs = std::move(pairs_of_slot[slot]);
-    t.deps = {after_gather};
-    computed.push_back(b.add(std::move(t)));
+    computed.push_back(b.add(t, {after_gather}));
+    plan.set_rows(computed.back(), {}, {}, pairs_of_slot[slot]);
   }
   const int32_t after_compute = b.barrier(computed.empty() ? std::vector<int32_t>{after_gather} : computed);
 
@@ -142,8 +144,7 @@ CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placemen
       t.phase = Phase::Combine;
       t.gpu = s;
       t.priority = N + 1;
-      t.deps = {dep};
-      const int32_t id = b.add(std::move(t));
+      const int32_t id = b.add(t, {dep});
       b.rows(id, first, last, on, true);
     };
     final_reduce([&](int64_t p) { return gpu_of_pair(p) == s; }, after_compute);
@@ -164,14 +165,14 @@ CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placemen
       pre.gpu = peer;
       pre.node = n;
       pre.priority = -1;
-      pre.deps = {after_compute};
+      std::vector<int32_t> pre_deps = {after_compute};
       for (int h = m * G; h < (m + 1) * G; ++h) {
         if (h == peer) continue;
         const int32_t g = b.transfer(Phase::Combine, h, peer, Hop::Gather, round, after_compute);
         b.rows(g, first, last, [&, h](int64_t p) { return gpu_of_pair(p) == h; }, true);
-        pre.deps.push_back(g);
+        pre_deps.push_back(g);
       }
-      const int32_t pr = b.add(std::move(pre));
+      const int32_t pr = b.add(pre, pre_deps);
       b.rows(pr, first, last, on_m, true);
       plan.tasks[size_t(pr)].bytes = double(G) * double(last - first) * plan.token_bytes;  // G partials per row read
       const int32_t put = b.transfer(Phase::Combine, peer, s, Hop::Put, round, pr);
@@ -179,9 +180,10 @@ CommPlan allgather_reduce_scatter_plan(const RoutingBatch& batch, const Placemen
       final_reduce(on_m, put);
     }
   }
-  for (Task& t : plan.tasks) {
-    std::sort(t.deps.begin(), t.deps.end());
-    t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
+  for (Task& t : plan.tasks) {  // each task's list is its own (set once)
+    const auto deps = plan.deps(t);
+    std::sort(deps.begin(), deps.end());
+    t.deps_at.end = t.deps_at.begin + (std::unique(deps.begin(), deps.end()) - deps.begin());
   }
   return plan;
 }

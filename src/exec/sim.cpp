@@ -38,14 +38,14 @@ void check(const CommPlan& plan, const Topology& topo) {
     if (t.kind == TaskKind::Transfer)
       require(t.dst_gpu >= 0 && t.dst_gpu < n && t.dst_gpu != t.gpu && t.bytes > 0, "plan",
               what + " needs a destination GPU other than its source and bytes > 0");
-    if (!t.multicast.empty()) {
+    if (!t.multicast_at.empty()) {
       require(topo.nvlink_model == NvlinkModel::Switch && topo.multicast_port_output > 0, "topo",
               "cannot multicast (" + what + "): needs NVSwitch with multicast_port_output > 0");
-      for (int32_t m : t.multicast)
+      for (int32_t m : plan.multicast(t))
         require(m >= 0 && m < n && topo.node_of(m) == topo.node_of(t.gpu), "plan",
                 what + " multicasts to GPU " + std::to_string(m) + " outside its sender's node");
     }
-    for (int32_t d : t.deps)
+    for (int32_t d : plan.deps(t))
       require(d >= 0 && size_t(d) < plan.tasks.size() && size_t(d) != i, "plan", what + " has a dependency out of range");
   }
 }

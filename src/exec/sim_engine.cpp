@@ -32,8 +32,8 @@ constexpr double kSpeed = 1e9;
 double stream_task_seconds(const Task& t, const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured) {
   switch (t.kind) {
     case TaskKind::Compute:
-      if (measured) return measured_time(*measured, int64_t(t.pairs.size()), plan.model.hidden, plan.model.ffn);
-      return expert_compute_time(int64_t(t.pairs.size()), plan.model, topo);
+      if (measured) return measured_time(*measured, t.pairs_at.size(), plan.model.hidden, plan.model.ffn);
+      return expert_compute_time(t.pairs_at.size(), plan.model, topo);
     case TaskKind::PreReduce:
     case TaskKind::FinalReduce: return t.bytes / topo.compute.hbm_bw;
     case TaskKind::Planning: return t.seconds;
@@ -50,7 +50,7 @@ namespace {
 // NICs: one egress and one ingress link per GPU; an inter-node flow crosses the sender's egress
 // and the receiver's ingress. Latencies sit on the sending side's link.
 //
-// In-switch multicast (Task::multicast, iser-moe.txt §2.1, §3.3): a store from GPU s into group
+// In-switch multicast (CommPlan::multicast, iser-moe.txt §2.1, §3.3): a store from GPU s into group
 // M is one flow from s to a host of its own for (s, M), routed over s's egress port, a link of
 // multicast_port_output / |M| (one injecting port's replication rate, shared by that port's
 // stores into M) and every member's ingress port: the payload leaves s once and enters each
@@ -97,14 +97,15 @@ Platform build_platform(const Topology& topo, const CommPlan& plan) {
   std::map<std::pair<int, std::vector<int32_t>>, sg4::Host*> groups;  // (sender, members) -> host
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const Task& t = plan.tasks[i];
-    if (t.kind != TaskKind::Transfer || t.multicast.empty()) continue;
-    auto [it, fresh] = groups.emplace(std::pair{int(t.gpu), t.multicast}, nullptr);
+    if (t.kind != TaskKind::Transfer || t.multicast_at.empty()) continue;
+    const auto members = plan.multicast(t);
+    auto [it, fresh] = groups.emplace(std::pair{int(t.gpu), std::vector<int32_t>(members.begin(), members.end())}, nullptr);
     if (fresh) {
       const std::string id = "mc" + std::to_string(groups.size());
       it->second = zone->create_host(id, kSpeed)->seal();
-      auto* port = zone->create_link(id + "-port", topo.multicast_port_output / double(t.multicast.size()))->seal();
+      auto* port = zone->create_link(id + "-port", topo.multicast_port_output / double(members.size()))->seal();
       std::vector<sg4::LinkInRoute> route = {sg4::LinkInRoute(nvl_out[t.gpu]), sg4::LinkInRoute(port)};
-      for (int32_t m : t.multicast) route.emplace_back(nvl_in[m]);
+      for (int32_t m : members) route.emplace_back(nvl_in[m]);
       zone->add_route(hosts[t.gpu]->get_netpoint(), it->second->get_netpoint(), nullptr, nullptr, route, false);
     }
     multicast[i] = it->second;
@@ -132,15 +133,15 @@ class Scheduler {
     activity_.resize(T);
     succ_begin_.assign(T + 1, 0);
     for (size_t i = 0; i < T; ++i) {
-      waiting_[i] = int32_t(plan.tasks[i].deps.size());
+      waiting_[i] = int32_t(plan.tasks[i].deps_at.size());
       resource_[i] = resource(plan.tasks[i]);
-      for (int32_t d : plan.tasks[i].deps) ++succ_begin_[size_t(d) + 1];
+      for (int32_t d : plan.deps(plan.tasks[i])) ++succ_begin_[size_t(d) + 1];
     }
     for (size_t i = 0; i < T; ++i) succ_begin_[i + 1] += succ_begin_[i];
     successors_.resize(succ_begin_[T]);
     std::vector<size_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
     for (size_t i = 0; i < T; ++i)
-      for (int32_t d : plan.tasks[i].deps) successors_[fill[size_t(d)]++] = int32_t(i);
+      for (int32_t d : plan.deps(plan.tasks[i])) successors_[fill[size_t(d)]++] = int32_t(i);
     queues_.resize(size_t(n_) * (2 + n_));
     busy_.assign(queues_.size(), false);
   }

@@ -16,7 +16,7 @@ std::string task_label(const Task& t) {
     case TaskKind::SharedExpert: return "shared expert";
     case TaskKind::Transfer:
       if (t.phase == Phase::Planning) return "counts all-gather";
-      if (t.phase == Phase::Weights) return t.multicast.empty() ? "weights" : "weights multicast";
+      if (t.phase == Phase::Weights) return t.multicast_at.empty() ? "weights" : "weights multicast";
       return std::string(to_string(t.phase)) + " " + to_string(t.hop);
     case TaskKind::Barrier: break;
   }
@@ -97,7 +97,7 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
     } else if (t.kind == TaskKind::Transfer) {
       GpuStats& d = r.gpus[t.dst_gpu];
       d.finish_s = std::max(d.finish_s, e);
-      for (int32_t m : t.multicast) r.gpus[m].finish_s = std::max(r.gpus[m].finish_s, e);
+      for (int32_t m : plan.multicast(t)) r.gpus[m].finish_s = std::max(r.gpus[m].finish_s, e);
       comm[t.gpu].emplace_back(s, e);  // once, at its sender (sim.hpp)
       if (t.link == Link::NIC) {
         g.nic_out_bytes += t.bytes;
@@ -112,7 +112,7 @@ LayerResult summarize(const CommPlan& plan, const TaskTimes& times, bool want_ti
     } else {
       busy[t.gpu].emplace_back(s, e);
       if (t.kind == TaskKind::Compute) {
-        g.tokens_computed += int64_t(t.pairs.size());
+        g.tokens_computed += t.pairs_at.size();
         g.compute_s += e - s;
       }
     }

@@ -137,9 +137,9 @@ void PlanRun::validate(int size, MPI_Comm comm) const {
     require(global_barrier(t) || (t.gpu >= 0 && t.gpu < p_.num_gpus), "plan", where + ": gpu out of range");
     if (t.kind == TaskKind::Transfer)
       require(t.dst_gpu >= 0 && t.dst_gpu < p_.num_gpus && t.dst_gpu != t.gpu, "plan", where + ": bad dst_gpu");
-    for (int32_t d : t.deps) require(d >= 0 && d < n && d != i, "plan", where + ": bad dependency");
+    for (int32_t d : p_.deps(t)) require(d >= 0 && d < n && d != i, "plan", where + ": bad dependency");
     // In-switch multicast and the shared-expert window are modelled by the sim executor only.
-    require(t.multicast.empty() && t.kind != TaskKind::SharedExpert, "plan",
+    require(t.multicast_at.empty() && t.kind != TaskKind::SharedExpert, "plan",
             where + ": in-switch multicast and shared-expert tasks (iser-moe) run on the sim executor only");
   }
 }
@@ -153,7 +153,7 @@ void PlanRun::prepare() {
   std::vector<uint8_t> need_signal(n, 0);
   for (int32_t i = 0; i < n; ++i) {
     const Task& t = p_.tasks[i];
-    for (int32_t d : t.deps) {
+    for (int32_t d : p_.deps(t)) {
       const Task& dep = p_.tasks[d];
       if (waits(t, me_)) {
         ++pending_deps_[i];
@@ -193,7 +193,7 @@ void PlanRun::prepare() {
   for (int32_t i = 0; i < n; ++i) {
     const Task& t = p_.tasks[i];
     if (t.kind == TaskKind::Transfer && t.dst_gpu == me_) {
-      const size_t floats = t.phase == Phase::Weights ? size_t(3) * hidden_ * p_.model.ffn : t.tokens.size() * size_t(hidden_);
+      const size_t floats = t.phase == Phase::Weights ? size_t(3) * hidden_ * p_.model.ffn : size_t(t.tokens_at.size()) * size_t(hidden_);
       require(floats <= size_t(INT_MAX), "plan", "task " + std::to_string(i) + " exceeds one MPI message");
       post(Req::RecvData, i, std::vector<float>(floats), t.gpu);
     }
@@ -274,16 +274,19 @@ std::vector<float> PlanRun::pack(int32_t i) {
   const Task& t = p_.tasks[i];
   if (t.phase == Phase::Weights) return weights_by_expert_.at(t.expert).packed();
   const PartialStore::Usable usable = t.phase == Phase::Combine ? made_before(i) : PartialStore::Usable{};
-  std::vector<float> buf(t.tokens.size() * size_t(hidden_));
-  for (size_t r = 0; r < t.tokens.size(); ++r) {
+  const auto tokens = p_.tokens(t);
+  std::vector<float> buf(tokens.size() * size_t(hidden_));
+  for (size_t r = 0; r < tokens.size(); ++r) {
     float* out = buf.data() + r * hidden_;
     if (t.phase == Phase::Dispatch) {
-      const auto it = tokens_.find(t.tokens[r]);
+      const auto it = tokens_.find(tokens[r]);
       if (it == tokens_.end())
-        throw std::logic_error("gpu " + std::to_string(me_) + " must send token " + std::to_string(t.tokens[r]) + " it does not hold");
+        throw std::logic_error("gpu " + std::to_string(me_) + " must send token " + std::to_string(tokens[r]) + " it does not hold");
       std::copy(it->second.begin(), it->second.end(), out);
     } else {
-      partials_.sum(t.tokens[r], t.pairs.data() + t.pair_begin[r], t.pair_begin[r + 1] - t.pair_begin[r], out, usable);
+      const auto row = p_.row_pairs_of(t, int64_t(r));
+      const std::vector<int64_t> pairs(row.begin(), row.end());
+      partials_.sum(tokens[r], pairs.data(), int64_t(pairs.size()), out, usable);
     }
   }
   return buf;
@@ -295,14 +298,16 @@ std::vector<float> PlanRun::pack(int32_t i) {
 PartialStore::Usable PlanRun::made_before(int32_t consumer) {
   if (seen_.empty()) seen_.assign(p_.tasks.size(), -1);
   auto ancestors = std::make_shared<std::vector<uint8_t>>(p_.tasks.size(), 0);
-  std::vector<int32_t> stack(p_.tasks[consumer].deps);
+  const auto first = p_.deps(p_.tasks[consumer]);
+  std::vector<int32_t> stack(first.begin(), first.end());
   while (!stack.empty()) {
     const int32_t d = stack.back();
     stack.pop_back();
     if (seen_[d] == consumer) continue;
     seen_[d] = consumer;
     (*ancestors)[d] = 1;
-    stack.insert(stack.end(), p_.tasks[d].deps.begin(), p_.tasks[d].deps.end());
+    const auto deps = p_.deps(p_.tasks[d]);
+    stack.insert(stack.end(), deps.begin(), deps.end());
   }
   return [ancestors](int32_t producer) { return producer >= 0 && (*ancestors)[producer]; };
 }
@@ -313,10 +318,15 @@ void PlanRun::unpack(int32_t i, const std::vector<float>& buf) {
     weights_by_slot_.insert_or_assign(t.slot, ExpertWeights::unpack(t.expert, hidden_, p_.model.ffn, buf.data()));
     return;
   }
-  for (size_t r = 0; r < t.tokens.size(); ++r) {
+  const auto tokens = p_.tokens(t);
+  for (size_t r = 0; r < tokens.size(); ++r) {
     const float* row = buf.data() + r * hidden_;
-    if (t.phase == Phase::Dispatch) tokens_[t.tokens[r]].assign(row, row + hidden_);
-    else partials_.put(t.tokens[r], {t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1]}, row, i);
+    if (t.phase == Phase::Dispatch) {
+      tokens_[tokens[r]].assign(row, row + hidden_);
+    } else {
+      const auto pairs = p_.row_pairs_of(t, int64_t(r));
+      partials_.put(tokens[r], std::vector<int64_t>(pairs.begin(), pairs.end()), row, i);
+    }
   }
 }
 
@@ -367,9 +377,10 @@ void PlanRun::run_compute(int32_t i) {
   if (t.kind == TaskKind::Compute) {
     const auto ws = weights_by_slot_.find(t.slot);
     const ExpertWeights& w = ws != weights_by_slot_.end() ? ws->second : weights_by_expert_.at(t.expert);
-    std::vector<float> x(t.pairs.size() * size_t(hidden_)), y(x.size());
-    for (size_t r = 0; r < t.pairs.size(); ++r) {
-      const int64_t pair = t.pairs[r];
+    const auto pairs = p_.pairs(t);
+    std::vector<float> x(pairs.size() * size_t(hidden_)), y(x.size());
+    for (size_t r = 0; r < pairs.size(); ++r) {
+      const int64_t pair = pairs[r];
       if (b_.expert_ids[pair] != t.expert)
         throw std::logic_error("task " + std::to_string(i) + ": pair " + std::to_string(pair) + " selected expert " +
                                std::to_string(b_.expert_ids[pair]) + ", not " + std::to_string(t.expert));
@@ -378,20 +389,23 @@ void PlanRun::run_compute(int32_t i) {
         throw std::logic_error("gpu " + std::to_string(me_) + " computes token " + std::to_string(pair / k) + " it does not hold");
       std::copy(it->second.begin(), it->second.end(), x.begin() + r * hidden_);
     }
-    swiglu(w, x.data(), int64_t(t.pairs.size()), y.data());
-    for (size_t r = 0; r < t.pairs.size(); ++r) {
-      const float g = b_.gate_weights[t.pairs[r]];
+    swiglu(w, x.data(), int64_t(pairs.size()), y.data());
+    for (size_t r = 0; r < pairs.size(); ++r) {
+      const float g = b_.gate_weights[pairs[r]];
       for (int h = 0; h < hidden_; ++h) row[h] = g * y[r * hidden_ + h];
-      partials_.put(t.pairs[r] / k, {t.pairs[r]}, row.data(), i);
+      partials_.put(pairs[r] / k, {int64_t(pairs[r])}, row.data(), i);
     }
-    st_.pairs_computed += int64_t(t.pairs.size());
+    st_.pairs_computed += int64_t(pairs.size());
     st_.compute_s += now() - start;
   } else {
     if (combine_begin_ < 0) combine_begin_ = start;
     const PartialStore::Usable usable = made_before(i);
-    for (size_t r = 0; r < t.tokens.size(); ++r) {
-      const int64_t tok = t.tokens[r], *pairs = t.pairs.data() + t.pair_begin[r];
-      const int64_t count = t.pair_begin[r + 1] - t.pair_begin[r];
+    const auto tokens = p_.tokens(t);
+    for (size_t r = 0; r < tokens.size(); ++r) {
+      const auto row_pairs = p_.row_pairs_of(t, int64_t(r));
+      const std::vector<int64_t> wide(row_pairs.begin(), row_pairs.end());
+      const int64_t tok = tokens[r], *pairs = wide.data();
+      const int64_t count = int64_t(wide.size());
       partials_.sum(tok, pairs, count, row.data(), usable);
       if (t.kind == TaskKind::PreReduce) {
         partials_.put(tok, {pairs, pairs + count}, row.data(), i);

@@ -16,7 +16,7 @@ namespace zepp::mpi {
 
 uint64_t plan_hash(const CommPlan& plan) {
   uint64_t h = kFnvBasis;
-  auto vec = [&h](const auto& v) {
+  auto vec = [&h](std::span<const int32_t> v) {
     const uint64_t size = v.size();
     h = fnv1a(v.data(), v.size() * sizeof(v[0]), fnv1a(&size, sizeof size, h));
   };
@@ -24,7 +24,7 @@ uint64_t plan_hash(const CommPlan& plan) {
     const int64_t head[] = {int64_t(t.kind), int64_t(t.phase), t.gpu, t.dst_gpu, int64_t(t.link), t.slot, t.expert, t.priority};
     h = fnv1a(head, sizeof head, h);
     h = fnv1a(&t.bytes, sizeof t.bytes, h);
-    vec(t.tokens), vec(t.pair_begin), vec(t.pairs), vec(t.deps);
+    vec(plan.tokens(t)), vec(plan.pair_begin(t)), vec(plan.pairs(t)), vec(plan.deps(t));
   }
   return h;
 }

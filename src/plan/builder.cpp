@@ -68,7 +68,8 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
                           str(slot) + " holding expert " + str(placement.phy2log[slot]));
     gpu_of_pair_[p] = placement.gpu_of_slot(slot);
   }
-  require(T < (int64_t(1) << 31), "batch", "has " + str(T) + " tokens, at most 2^31 - 1 are supported");
+  require(P < (int64_t(1) << 31), "batch",
+          "has " + str(P) + " (token, expert) pairs, at most 2^31 - 1 are supported (the plan's rows are int32)");
   remote_pairs_.assign(size_t(N_) * N_, 0);
   for (int64_t t = 0; t < T; ++t) {
     const int n = node_of(src_gpu_of_token_[t]);
@@ -88,10 +89,7 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   final_of_own_.assign(plan_.num_gpus, -1);
 }
 
-int32_t Builder::add_task(Task t) {
-  plan_.tasks.push_back(std::move(t));
-  return int32_t(plan_.tasks.size() - 1);
-}
+int32_t Builder::add_task(const Task& t) { return plan_.add_task(t); }
 
 int64_t Builder::transfer_priority(Phase phase, int round, int lane) const {
   // Weights first; dispatch rounds 1..N-1, then intra-node; combine rounds 1..N-1, then
@@ -132,22 +130,19 @@ int32_t Builder::new_transfer(int src, int dst, Phase phase, int round, Hop hop,
 
 void Builder::add_dep(int32_t task, int32_t dep) {
   if (dep < 0) return;
-  // A task's dependencies are a set (finalize() sorts and dedups them; keep_round_order reads
-  // them as one); skipping a repeat of the last few keeps the lists short.
-  auto& deps = plan_.tasks[task].deps;
-  for (size_t i = deps.size(), seen = 0; i > 0 && seen < 4; --i, ++seen)
-    if (deps[i - 1] == dep) return;
-  deps.push_back(dep);
+  // A task's dependencies are a set (finalize_deps sorts and dedups them); skipping a repeat of
+  // the task's last one keeps the log short (a GEMM's pairs mostly share their delivery).
+  if (size_t(task) >= last_dep_.size()) last_dep_.resize(plan_.tasks.size(), -1);
+  if (last_dep_[task] == dep) return;
+  last_dep_[task] = dep;
+  dep_log_.push_back({task, dep});
 }
 
 void Builder::add_row(int32_t task, int64_t token, const int64_t* pairs, size_t n) {
+  row_log_.push_back({task, int32_t(token), pairs ? int32_t(n) : -1});
+  if (pairs)
+    for (size_t i = 0; i < n; ++i) pair_log_.push_back(int32_t(pairs[i]));
   Task& t = plan_.tasks[task];
-  t.tokens.push_back(token);
-  if (pairs) {
-    if (t.pair_begin.empty()) t.pair_begin.push_back(0);
-    t.pairs.insert(t.pairs.end(), pairs, pairs + n);
-    t.pair_begin.push_back(int64_t(t.pairs.size()));
-  }
   if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce) t.bytes += plan_.token_bytes;
 }
 
@@ -155,7 +150,7 @@ void Builder::add_multicasts(const std::vector<MulticastMove>& moves) {
   for (size_t m = 0; m < moves.size(); ++m) {
     const MulticastMove& mv = moves[m];
     const std::string name = "multicasts[" + str(int64_t(m)) + "]";
-    const int32_t ready = add_broadcast_tasks(plan_.tasks, mv, plan_.model.expert_weight_bytes(), topo_, m);
+    const int32_t ready = add_broadcast_tasks(plan_, mv, plan_.model.expert_weight_bytes(), topo_, m);
     for (size_t i = 0; i < mv.slots.size(); ++i) {
       const int32_t slot = mv.slots[i];
       require(slot >= 0 && slot < placement_.num_slots() && placement_.gpu_of_slot(slot) == mv.members[i], name,
@@ -181,7 +176,7 @@ void Builder::add_shared_experts() {
     t.bytes = double(tokens) * token_bytes;
     t.priority = std::numeric_limits<int64_t>::min();  // first on its stream
     plan_.shared_expert_s = std::max(plan_.shared_expert_s, shared_expert_time(tokens, plan_.model, topo_));
-    shared[g] = add_task(std::move(t));
+    shared[g] = add_task(t);
   }
   for (size_t i = 0; i < before; ++i) {
     const Task& t = plan_.tasks[i];
@@ -328,6 +323,7 @@ void Builder::add_compute_groups() {
   std::vector<int64_t> group_pairs(size_t(S) * N_, 0);  // [slot][group] -> pairs
   for (size_t i = 0; i < count.size(); ++i) group_pairs[i / N_ * N_ + group_of[i]] += count[i];
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
+  std::vector<int64_t> fill(size_t(S) * N_, 0);      // [slot][group] -> its next pair's place in row_pairs
   for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p) {
     const int32_t slot = routing_.slot_of_pair[p];
     const int src_node = node_of(src_gpu_of_token_[p / K_]);
@@ -341,11 +337,14 @@ void Builder::add_compute_groups() {
       t.slot = slot;
       t.expert = placement_.phy2log[slot];
       t.priority = opt_.overlap ? rank_of_group[size_t(slot) * N_ + group] : 0;
-      t.pairs.reserve(group_pairs[size_t(slot) * N_ + group]);
-      g = add_task(std::move(t));
+      const int64_t begin = int64_t(plan_.row_pairs.size());
+      t.pairs_at = {begin, begin + group_pairs[size_t(slot) * N_ + group]};  // its pairs, known in advance
+      plan_.row_pairs.resize(size_t(t.pairs_at.end));
+      fill[size_t(slot) * N_ + group] = begin;
+      g = add_task(t);
       add_dep(g, weights_of_slot_[slot]);
     }
-    plan_.tasks[g].pairs.push_back(p);
+    plan_.row_pairs[size_t(fill[size_t(slot) * N_ + group]++)] = int32_t(p);
     add_dep(g, deliver_[p]);
     compute_of_pair_[p] = g;
   }
@@ -376,7 +375,7 @@ void Builder::add_barriers() {
       Task t;
       t.kind = TaskKind::Barrier;
       t.gpu = g;
-      (*b)[g] = add_task(std::move(t));
+      (*b)[g] = add_task(t);
     }
   }
   const size_t real = plan_.tasks.size() - size_t(3 * n);
@@ -402,11 +401,77 @@ void Builder::add_barriers() {
   }
 }
 
-void Builder::finalize() {
-  for (Task& t : plan_.tasks) {
-    std::sort(t.deps.begin(), t.deps.end());
-    t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
+void Builder::finalize_rows() {
+  // Counting sort of the row log by task (stable: each task keeps its rows in the order added).
+  const size_t n = plan_.tasks.size();
+  std::vector<int64_t> rows(n, 0), pairs(n, 0);
+  std::vector<char> with_pairs(n, 0);
+  for (const LoggedRow& r : row_log_) {
+    ++rows[r.task];
+    if (r.pairs >= 0) pairs[r.task] += r.pairs, with_pairs[r.task] = 1;
   }
+  int64_t tok = int64_t(plan_.row_tokens.size()), pb = int64_t(plan_.row_pair_begin.size()),
+          pr = int64_t(plan_.row_pairs.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (rows[i] == 0) continue;
+    Task& t = plan_.tasks[i];
+    t.tokens_at = {tok, tok + rows[i]};
+    tok += rows[i];
+    rows[i] = t.tokens_at.begin;  // from here on: the task's next row
+    if (with_pairs[i]) {
+      t.pair_begin_at = {pb, pb + t.tokens_at.size() + 1};
+      pb = t.pair_begin_at.end;
+      t.pairs_at = {pr, pr + pairs[i]};
+      pr += pairs[i];
+      pairs[i] = t.pairs_at.begin;  // the task's next pair
+    }
+  }
+  plan_.row_tokens.resize(size_t(tok));
+  plan_.row_pair_begin.resize(size_t(pb));
+  plan_.row_pairs.resize(size_t(pr));
+  size_t q = 0;  // the logged row's first pair in pair_log_
+  for (const LoggedRow& r : row_log_) {
+    const Task& t = plan_.tasks[r.task];
+    const int64_t row = rows[r.task]++;
+    plan_.row_tokens[size_t(row)] = r.token;
+    if (r.pairs < 0) continue;
+    std::copy_n(pair_log_.begin() + ptrdiff_t(q), r.pairs, plan_.row_pairs.begin() + pairs[r.task]);
+    q += size_t(r.pairs);
+    pairs[r.task] += r.pairs;
+    const int64_t pb_row = t.pair_begin_at.begin + (row - t.tokens_at.begin);
+    if (row == t.tokens_at.begin) plan_.row_pair_begin[size_t(pb_row)] = 0;
+    plan_.row_pair_begin[size_t(pb_row) + 1] = int32_t(pairs[r.task] - t.pairs_at.begin);
+  }
+  row_log_ = {};
+  pair_log_ = {};
+}
+
+void Builder::finalize_deps() {
+  // Each task's dependencies: those already in the plan (broadcasts) and the logged ones,
+  // sorted and deduplicated, in a new dep_index.
+  const size_t n = plan_.tasks.size();
+  std::vector<int64_t> begin(n + 1, 0);
+  for (const auto& [task, dep] : dep_log_) ++begin[size_t(task) + 1];
+  for (size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
+  std::vector<int32_t> logged(dep_log_.size());
+  {
+    std::vector<int64_t> at(begin.begin(), begin.end() - 1);
+    for (const auto& [task, dep] : dep_log_) logged[size_t(at[size_t(task)]++)] = dep;
+  }
+  dep_log_ = {};
+  std::vector<int32_t> out;
+  out.reserve(logged.size() + plan_.dep_index.size());
+  for (size_t i = 0; i < n; ++i) {
+    Task& t = plan_.tasks[i];
+    const auto first = ptrdiff_t(out.size());
+    const auto own = plan_.deps(t);
+    out.insert(out.end(), own.begin(), own.end());
+    out.insert(out.end(), logged.begin() + begin[i], logged.begin() + begin[i + 1]);
+    std::sort(out.begin() + first, out.end());
+    out.erase(std::unique(out.begin() + first, out.end()), out.end());
+    t.deps_at = {first, int64_t(out.size())};
+  }
+  plan_.dep_index = std::move(out);
 }
 
 CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts) {
@@ -417,9 +482,14 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::
   if (opt_.combine_waves > 1) estimate_compute_finish();
   add_combine();
   if (!opt_.overlap) add_barriers();
-  if (opt_.round_order) keep_round_order(plan_, true, opt_.round_order_combine);
+  finalize_rows();
+  // The shared experts' dependencies go in before the round order's (which then carries them
+  // along from round to round): the same sets as the other way round, as the round order
+  // copies dependencies between puts of one sending GPU, and every dispatch transfer of a GPU
+  // waits for the same SharedExpert task.
   if (opt_.shared_expert_window && plan_.model.shared_experts > 0) add_shared_experts();
-  finalize();
+  finalize_deps();
+  if (opt_.round_order) keep_round_order(plan_, true, opt_.round_order_combine);
   return std::move(plan_);
 }
 

@@ -2,6 +2,7 @@
 // flow.cpp, builder.cpp). Not part of the public API; see comm_plan.hpp for the semantics.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "plan/comm_plan.hpp"
@@ -49,13 +50,14 @@ class Builder {
 
  private:
   // builder.cpp
-  int32_t add_task(Task t);
+  int32_t add_task(const Task& t);
   // The transfer of this (src, dst, phase, round, hop), created on first use (coalescing), for
   // hops Direct and Gather (route_flow coalesces the others). Combine transfers of different
   // completion waves are never coalesced (combine.cpp). Tables: direct_, gather_ below.
   int32_t transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority, int wave = 0);
   int32_t new_transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority);
   void add_dep(int32_t task, int32_t dep);
+  // Logs a row of `task` (row_log_); pairs null: a row without a pair list (dispatch).
   void add_row(int32_t task, int64_t token, const int64_t* pairs = nullptr, size_t n = 0);
   int node_of(int gpu) const { return gpu / G_; }
   int local_of(int gpu) const { return gpu % G_; }
@@ -68,7 +70,9 @@ class Builder {
   // rule). count: [slot][source node] pairs.
   std::vector<char> local_first_slots(const std::vector<int64_t>& count) const;
   void add_barriers();
-  void finalize();
+  // The logged rows and dependencies into the plan's flat arrays, each task's in one range.
+  void finalize_rows();
+  void finalize_deps();
 
   // dispatch.cpp: fills deliver_[p] and receiver_[p].
   void add_dispatch();
@@ -137,6 +141,17 @@ class Builder {
   // flow n -> d and then combine's flow d -> n, which reuses its memory (each holds at most a
   // row, a pair and a target per pair of remote_pairs_[n * N + d]).
   std::vector<Flow> flows_;
+  // Rows and dependencies as the steps add them, task by task interleaved (finalize_rows and
+  // finalize_deps sort them by task): a row's token and its number of pairs (-1: no pair list),
+  // its pairs in pair_log_ in the same order; (task, dependency) edges, and each task's last
+  // dependency logged.
+  struct LoggedRow {
+    int32_t task, token, pairs;
+  };
+  std::vector<LoggedRow> row_log_;
+  std::vector<int32_t> pair_log_;
+  std::vector<std::pair<int32_t, int32_t>> dep_log_;
+  std::vector<int32_t> last_dep_;
   std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
   std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
 };

@@ -35,6 +35,7 @@
 //  - Transfers on the same (source, destination, link, phase, round, hop) are coalesced into one.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,13 @@ const char* to_string(Link l);
 const char* to_string(Phase p);
 const char* to_string(Hop h);
 
+// A range [begin, end) of one of CommPlan's flat arrays.
+struct Range {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+  bool empty() const { return end == begin; }
+};
+
 struct Task {
   TaskKind kind = TaskKind::Barrier;
   Phase phase = Phase::Compute;
@@ -86,21 +94,20 @@ struct Task {
                           // SharedExpert: the GPU's input activations (tokens x token_bytes)
   double seconds = 0;     // Planning: its modelled duration; others: 0
   // Transfer of weights by in-switch multicast (NVLink SHARP, iser-moe.txt §2.1): one store from
-  // `gpu` that the switch replicates into every GPU listed here (ascending, one node; `gpu`
-  // itself when it is a member; dst_gpu is one member other than gpu). `bytes` leave gpu's port
-  // once and enter every member's port. Empty: point to point.
-  std::vector<int32_t> multicast;
-
-  // Rows. Transfer (dispatch): `tokens` only, one activation per entry; without merge a token
-  // may repeat (one copy per expert pair). Transfer (combine), PreReduce (its output rows),
-  // FinalReduce: `tokens` with CSR `pair_begin` [tokens.size() + 1] into `pairs`: row r sums
-  // pairs[pair_begin[r] .. pair_begin[r+1]). Compute: `pairs` only (ascending), `tokens` and
-  // `pair_begin` empty. Weights: no rows (bytes = ModelShape::expert_weight_bytes()).
-  std::vector<int64_t> tokens;
-  std::vector<int64_t> pair_begin;
-  std::vector<int64_t> pairs;
-
-  std::vector<int32_t> deps;  // indices into CommPlan::tasks that must finish first
+  // `gpu` that the switch replicates into every GPU of CommPlan::multicast(task) (ascending, one
+  // node; `gpu` itself when it is a member; dst_gpu is one member other than gpu). `bytes` leave
+  // gpu's port once and enter every member's port. Empty: point to point.
+  //
+  // Rows (CommPlan::tokens, pair_begin, pairs of the task). Transfer (dispatch): tokens only,
+  // one activation per entry; without merge a token may repeat (one copy per expert pair).
+  // Transfer (combine), PreReduce (its output rows), FinalReduce: tokens with CSR pair_begin
+  // [tokens + 1] into pairs: row r sums pairs[pair_begin[r] .. pair_begin[r+1]). Compute: pairs
+  // only (ascending), tokens and pair_begin empty. Weights: no rows (bytes =
+  // ModelShape::expert_weight_bytes()).
+  //
+  // Dependencies (CommPlan::deps of the task): indices into CommPlan::tasks that must finish
+  // first.
+  //
   // Order among ready tasks on the same resource, lower first (Algorithm 1). Resources:
   // Compute/PreReduce/FinalReduce -> the GPU's single compute stream. A resource runs one task
   // at a time and, when idle, starts its ready task with the lowest priority (ties: lowest
@@ -111,7 +118,12 @@ struct Task {
   // (keep_round_order).
   int64_t priority = 0;
 
-  int64_t rows() const { return int64_t(kind == TaskKind::Compute ? pairs.size() : tokens.size()); }
+  // Where the task's lists lie in CommPlan's flat arrays (read them with CommPlan::tokens(t),
+  // pair_begin(t), pairs(t), deps(t), multicast(t); set them with CommPlan::set_rows, set_deps,
+  // add_dep, set_multicast). A task holds no memory of its own.
+  Range tokens_at, pair_begin_at, pairs_at, deps_at, multicast_at;
+
+  int64_t rows() const { return kind == TaskKind::Compute ? pairs_at.size() : tokens_at.size(); }
 };
 
 // An expert replica whose weights must arrive before its slot computes (an intra-node swap,
@@ -168,6 +180,10 @@ struct PlanOptions {
   bool shared_expert_window = false;
 };
 
+// The plan: its tasks, and their rows, dependencies and multicast members in flat arrays (CSR:
+// each task names its range of each array, Task::tokens_at ... multicast_at), so a plan of
+// millions of rows is a handful of allocations. Token and pair indices and task indices are
+// int32 (build_comm_plan refuses batches of 2^31 or more (token, expert) pairs).
 struct CommPlan {
   int num_gpus = 0, gpus_per_node = 0, nodes = 0, top_k = 0;
   double token_bytes = 0;  // bytes of one row
@@ -175,6 +191,65 @@ struct CommPlan {
   PlanOptions options;
   std::vector<Task> tasks;
   double shared_expert_s = 0;  // the shared-expert window (PlanOptions::shared_expert_window), s
+  // The flat arrays. A range no task names any more (after set_rows, set_deps, add_dep moved a
+  // list) is unused space, never read.
+  std::vector<int32_t> row_tokens, row_pair_begin, row_pairs, dep_index, multicast_gpus;
+
+  // A task's lists (Task documents them). The non-const overloads allow editing in place.
+  std::span<const int32_t> tokens(const Task& t) const { return view(row_tokens, t.tokens_at); }
+  std::span<const int32_t> pair_begin(const Task& t) const { return view(row_pair_begin, t.pair_begin_at); }
+  std::span<const int32_t> pairs(const Task& t) const { return view(row_pairs, t.pairs_at); }
+  std::span<const int32_t> deps(const Task& t) const { return view(dep_index, t.deps_at); }
+  std::span<const int32_t> multicast(const Task& t) const { return view(multicast_gpus, t.multicast_at); }
+  std::span<int32_t> deps(const Task& t) { return view(dep_index, t.deps_at); }
+  std::span<int32_t> pairs(const Task& t) { return view(row_pairs, t.pairs_at); }
+  // Pairs of row r of a task with pair lists: pairs(t)[pair_begin(t)[r] .. pair_begin(t)[r+1]).
+  std::span<const int32_t> row_pairs_of(const Task& t, int64_t r) const {
+    const auto pb = pair_begin(t);
+    return pairs(t).subspan(size_t(pb[size_t(r)]), size_t(pb[size_t(r) + 1] - pb[size_t(r)]));
+  }
+
+  // Appends a task (its ranges as given, usually empty); returns its index.
+  int32_t add_task(const Task& t) {
+    tasks.push_back(t);
+    return int32_t(tasks.size() - 1);
+  }
+  // Replace task i's lists with copies of the arguments, appended to the flat arrays (the
+  // arguments must not view the plan's own arrays). set_rows: pair_begin empty or
+  // tokens.size() + 1 entries from 0 (Task's row layout).
+  void set_rows(int32_t i, const std::vector<int32_t>& tokens, const std::vector<int32_t>& pair_begin = {},
+                const std::vector<int32_t>& pairs = {}) {
+    tasks[size_t(i)].tokens_at = append(row_tokens, tokens);
+    tasks[size_t(i)].pair_begin_at = append(row_pair_begin, pair_begin);
+    tasks[size_t(i)].pairs_at = append(row_pairs, pairs);
+  }
+  void set_deps(int32_t i, const std::vector<int32_t>& deps) { tasks[size_t(i)].deps_at = append(dep_index, deps); }
+  void set_multicast(int32_t i, const std::vector<int32_t>& gpus) {
+    tasks[size_t(i)].multicast_at = append(multicast_gpus, gpus);
+  }
+  // Appends one dependency to task i: in place when its list ends the array, else the list
+  // moves to the end first (cost: the list's length).
+  void add_dep(int32_t i, int32_t dep) {
+    Range& r = tasks[size_t(i)].deps_at;
+    if (r.end != int64_t(dep_index.size())) {
+      const int64_t begin = int64_t(dep_index.size());
+      for (int64_t k = r.begin; k < r.end; ++k) dep_index.push_back(dep_index[size_t(k)]);
+      r = {begin, int64_t(dep_index.size())};
+    }
+    dep_index.push_back(dep);
+    ++r.end;
+  }
+
+ private:
+  static std::span<const int32_t> view(const std::vector<int32_t>& v, Range r) {
+    return {v.data() + r.begin, size_t(r.size())};
+  }
+  static std::span<int32_t> view(std::vector<int32_t>& v, Range r) { return {v.data() + r.begin, size_t(r.size())}; }
+  static Range append(std::vector<int32_t>& v, const std::vector<int32_t>& x) {
+    const int64_t begin = int64_t(v.size());
+    v.insert(v.end(), x.begin(), x.end());
+    return {begin, int64_t(v.size())};
+  }
 };
 
 // Seconds of the shared experts' FFN over `tokens` tokens: the roofline of core/roofline.hpp with
@@ -182,14 +257,14 @@ struct CommPlan {
 // moe_intermediate_size); 0 without shared experts.
 double shared_expert_time(int64_t tokens, const ModelShape& model, const Topology& topo);
 
-// Appends a broadcast's tasks (phase Weights) to `tasks`: owner-direct one multicast Transfer,
+// Appends a broadcast's tasks (phase Weights) to `plan`: owner-direct one multicast Transfer,
 // SAMI a pull (point to point) and a multicast per member, and a Barrier (on the owner) that
 // completes when all are done; returns the barrier's index. `bytes`: the expert's weights.
 // Throws ArgumentError ("multicasts[i]: ...", i = `index`) when the move is malformed: members
 // fewer than two, unsorted, repeated, off the owner's node or outside the topology, slots not
 // one per member, owner-direct with the owner outside, or a topology that cannot multicast
 // (NvlinkModel::Switch with multicast_port_output > 0).
-int32_t add_broadcast_tasks(std::vector<Task>& tasks, const MulticastMove& move, double bytes, const Topology& topo,
+int32_t add_broadcast_tasks(CommPlan& plan, const MulticastMove& move, double bytes, const Topology& topo,
                             size_t index);
 
 // Builds the plan (paper §4.2, Algorithm 1). routing.slot_of_pair must be filled ([T * top_k]),

@@ -105,9 +105,6 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     if (id < 0) {
       id = new_transfer(src, dst, phase, round, hop, priority);
       flow_used_.push_back(i);
-      Task& t = plan_.tasks[id];
-      t.tokens.reserve(flow_rows_[i]);
-      if (with_pairs) t.pair_begin.reserve(flow_rows_[i] + 1), t.pairs.reserve(flow_pairs_[i]);
     }
     return id;
   };

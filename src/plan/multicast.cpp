@@ -24,14 +24,15 @@ Task weights_transfer(int src, int dst, int32_t expert, double bytes) {
   return t;
 }
 
-// A multicast store from `src` into `members`; its dst_gpu is the first member other than src.
-Task multicast(int src, const std::vector<int32_t>& members, int32_t expert, double bytes) {
+// Appends a multicast store from `src` into `members`; its dst_gpu is the first member other
+// than src. Returns its index.
+int32_t add_multicast(CommPlan& plan, int src, const std::vector<int32_t>& members, int32_t expert, double bytes) {
   int dst = -1;
   for (int32_t m : members)
     if (m != src && dst < 0) dst = m;
-  Task t = weights_transfer(src, dst, expert, bytes);
-  t.multicast = members;
-  return t;
+  const int32_t id = plan.add_task(weights_transfer(src, dst, expert, bytes));
+  plan.set_multicast(id, members);
+  return id;
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ double shared_expert_time(int64_t tokens, const ModelShape& model, const Topolog
   return expert_compute_time(tokens, shared, topo);
 }
 
-int32_t add_broadcast_tasks(std::vector<Task>& tasks, const MulticastMove& move, double bytes, const Topology& topo,
+int32_t add_broadcast_tasks(CommPlan& plan, const MulticastMove& move, double bytes, const Topology& topo,
                             size_t index) {
   const std::string name = "multicasts[" + std::to_string(index) + "]";
   const int n = topo.num_gpus();
@@ -67,22 +68,20 @@ int32_t add_broadcast_tasks(std::vector<Task>& tasks, const MulticastMove& move,
   ready.phase = Phase::Weights;
   ready.gpu = move.owner;
   ready.expert = move.expert;
+  std::vector<int32_t> deps;
   if (!move.sami) {
-    tasks.push_back(multicast(move.owner, move.members, move.expert, bytes));
-    ready.deps.push_back(int32_t(tasks.size() - 1));
+    deps.push_back(add_multicast(plan, move.owner, move.members, move.expert, bytes));
   } else {
     const double share = bytes / double(move.members.size());
     for (int32_t m : move.members) {
-      if (m != move.owner) {
-        tasks.push_back(weights_transfer(move.owner, m, move.expert, share));  // s1: pull the share
-        ready.deps.push_back(int32_t(tasks.size() - 1));
-      }
-      tasks.push_back(multicast(m, move.members, move.expert, share));  // s2, s3: store it to the group
-      ready.deps.push_back(int32_t(tasks.size() - 1));
+      if (m != move.owner)
+        deps.push_back(plan.add_task(weights_transfer(move.owner, m, move.expert, share)));  // s1: pull the share
+      deps.push_back(add_multicast(plan, m, move.members, move.expert, share));  // s2, s3: store it to the group
     }
   }
-  tasks.push_back(std::move(ready));
-  return int32_t(tasks.size() - 1);
+  const int32_t id = plan.add_task(ready);
+  plan.set_deps(id, deps);
+  return id;
 }
 
 }  // namespace zepp

@@ -95,7 +95,7 @@ void charge_planning(CommPlan& plan, const PlanningWork& work) {
         if (m == g / gpn) continue;
         const int dst = m * gpn + g % gpn;
         const int32_t t = transfer(g, dst, Link::NIC, Hop::Put, double(gpn) * double(work.metadata_bytes));
-        plan.tasks[size_t(t)].deps = intra[size_t(g)];
+        plan.set_deps(t, intra[size_t(g)]);
         into[size_t(dst)].push_back(t);
       }
   }
@@ -106,15 +106,23 @@ void charge_planning(CommPlan& plan, const PlanningWork& work) {
     t.phase = Phase::Planning;
     t.gpu = g;
     t.seconds = planning_seconds(work, g);
-    t.deps = std::move(into[size_t(g)]);
     t.priority = std::numeric_limits<int64_t>::min();
-    plan.tasks.push_back(std::move(t));
-    planning[size_t(g)] = int32_t(plan.tasks.size() - 1);
+    planning[size_t(g)] = plan.add_task(t);
+    plan.set_deps(planning[size_t(g)], into[size_t(g)]);
   }
-  for (int32_t i = 0; i < existing; ++i) {
-    Task& t = plan.tasks[size_t(i)];
-    if (t.gpu >= 0) t.deps.push_back(planning[size_t(t.gpu)]);
+  // Every task of the layer on a GPU waits for its planning: the dependency lists rebuilt with
+  // it appended, in one pass.
+  std::vector<int32_t> index;
+  index.reserve(plan.dep_index.size() + size_t(existing));
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    Task& t = plan.tasks[i];
+    const auto deps = plan.deps(t);
+    const auto begin = int64_t(index.size());
+    index.insert(index.end(), deps.begin(), deps.end());
+    if (int32_t(i) < existing && t.gpu >= 0) index.push_back(planning[size_t(t.gpu)]);
+    t.deps_at = {begin, int64_t(index.size())};
   }
+  plan.dep_index = std::move(index);
 }
 
 }  // namespace zepp

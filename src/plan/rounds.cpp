@@ -71,12 +71,14 @@ void keep_round_order(CommPlan& plan, bool dispatch, bool combine) {
     for (const auto& [round, tasks] : rounds) {
       std::vector<int32_t> next;
       for (int32_t id : tasks) {
-        auto& deps = plan.tasks[id].deps;
+        const auto own = plan.deps(plan.tasks[id]);
+        std::vector<int32_t> deps(own.begin(), own.end());
         deps.insert(deps.end(), before.begin(), before.end());
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         if (puts) next.insert(next.end(), deps.begin(), deps.end());
         else next.push_back(id);
+        plan.set_deps(id, deps);  // the old list's range is left unused
       }
       std::sort(next.begin(), next.end());
       next.erase(std::unique(next.begin(), next.end()), next.end());

@@ -20,7 +20,7 @@ double broadcast_seconds(const Topology& topo, int g, double bytes, bool sami) {
   m.owner = 0;
   m.sami = sami;
   for (int i = 0; i < g; ++i) m.members.push_back(i), m.slots.push_back(i);
-  add_broadcast_tasks(plan.tasks, m, bytes, topo, 0);
+  add_broadcast_tasks(plan, m, bytes, topo, 0);
   return simulate_plan(plan, topo).latency_s;
 }
 

@@ -266,13 +266,17 @@ void weights_after_dispatch(CommPlan& plan) {
     last_dispatch = std::max(last_dispatch, t.priority);
     if (t.link == Link::NVLink) dispatch_on[{t.gpu, t.dst_gpu}].push_back(int32_t(i));
   }
-  for (Task& t : plan.tasks) {
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    Task& t = plan.tasks[i];
     if (t.kind != TaskKind::Transfer || t.phase != Phase::Weights) continue;
     t.priority = last_dispatch + 1;
     if (const auto it = dispatch_on.find({t.gpu, t.dst_gpu}); it != dispatch_on.end()) {
-      t.deps.insert(t.deps.end(), it->second.begin(), it->second.end());
-      std::sort(t.deps.begin(), t.deps.end());
-      t.deps.erase(std::unique(t.deps.begin(), t.deps.end()), t.deps.end());
+      const auto own = plan.deps(t);
+      std::vector<int32_t> deps(own.begin(), own.end());
+      deps.insert(deps.end(), it->second.begin(), it->second.end());
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      plan.set_deps(int32_t(i), deps);
     }
   }
 }

@@ -45,7 +45,7 @@ std::set<Move> moves(const CommPlan& plan) {
   std::set<Move> out;
   for (const Task& t : plan.tasks)
     if (t.kind == TaskKind::Transfer) {
-      std::vector<int64_t> tok = t.tokens;
+      std::vector<int64_t> tok = test::tokens_of(plan, t);
       std::sort(tok.begin(), tok.end());
       out.insert({t.phase, t.hop, t.gpu, t.dst_gpu, tok});
     }
@@ -201,33 +201,31 @@ int64_t remote_nodes_needed(const RoutingBatch& b, const Routing& r, const Place
 TEST(PlanEdit, DropTasksInheritsDependenciesAndRenumbers) {
   CommPlan plan;
   plan.tasks.resize(4);
-  plan.tasks[1].deps = {0};
-  plan.tasks[2].deps = {1};
-  plan.tasks[3].deps = {2, 0};
+  plan.set_deps(1, {0});
+  plan.set_deps(2, {1});
+  plan.set_deps(3, {2, 0});
   baselines::drop_tasks(plan, {0, 1, 1, 0});
   ASSERT_EQ(plan.tasks.size(), 2u);
-  EXPECT_EQ(plan.tasks[1].deps, (std::vector<int32_t>{0}));
+  EXPECT_EQ(test::deps_of(plan, plan.tasks[1]), (std::vector<int32_t>{0}));
   EXPECT_THROW(baselines::drop_tasks(plan, {0}), ArgumentError);
 }
 
 TEST(PlanEdit, AppendRowsShiftsPairOffsets) {
-  Task a, b;
-  a.tokens = {5};
-  a.pair_begin = {0, 2};
-  a.pairs = {10, 11};
-  a.bytes = 2;
-  b.tokens = {7};
-  b.pair_begin = {0, 1};
-  b.pairs = {14};
-  b.bytes = 2;
-  baselines::append_rows(a, b);
-  EXPECT_EQ(a.tokens, (std::vector<int64_t>{5, 7}));
-  EXPECT_EQ(a.pair_begin, (std::vector<int64_t>{0, 2, 3}));
-  EXPECT_EQ(a.pairs, (std::vector<int64_t>{10, 11, 14}));
+  CommPlan plan;
+  plan.tasks.resize(3);
+  plan.tasks[0].bytes = plan.tasks[1].bytes = 2;
+  plan.set_rows(0, {5}, {0, 2}, {10, 11});
+  plan.set_rows(1, {7}, {0, 1}, {14});
+  plan.set_deps(1, {2});
+  baselines::append_rows(plan, 0, 1);
+  const Task& a = plan.tasks[0];
+  EXPECT_EQ(test::tokens_of(plan, a), (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ(test::pair_begin_of(plan, a), (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(test::pairs_of(plan, a), (std::vector<int64_t>{10, 11, 14}));
+  EXPECT_EQ(test::deps_of(plan, a), (std::vector<int32_t>{2}));
   EXPECT_DOUBLE_EQ(a.bytes, 4);
-  Task c;
-  c.tokens = {1};
-  EXPECT_THROW(baselines::append_rows(a, c), ArgumentError);
+  plan.set_rows(2, {1});
+  EXPECT_THROW(baselines::append_rows(plan, 0, 2), ArgumentError);
 }
 
 // Random small clusters and batches: every baseline's plan is valid and shows its behaviour.

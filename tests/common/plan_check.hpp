@@ -17,15 +17,37 @@
 
 namespace zepp::test {
 
+// A task's lists as vectors, for EXPECT_EQ (tokens, pair_begin and pairs widened to int64_t).
+inline std::vector<int64_t> tokens_of(const CommPlan& p, const Task& t) {
+  const auto s = p.tokens(t);
+  return {s.begin(), s.end()};
+}
+inline std::vector<int64_t> pair_begin_of(const CommPlan& p, const Task& t) {
+  const auto s = p.pair_begin(t);
+  return {s.begin(), s.end()};
+}
+inline std::vector<int64_t> pairs_of(const CommPlan& p, const Task& t) {
+  const auto s = p.pairs(t);
+  return {s.begin(), s.end()};
+}
+inline std::vector<int32_t> deps_of(const CommPlan& p, const Task& t) {
+  const auto s = p.deps(t);
+  return {s.begin(), s.end()};
+}
+
 // A task's dependencies with barriers replaced by what they wait for.
 inline std::set<int32_t> effective_deps(const CommPlan& plan, const Task& t) {
   std::set<int32_t> out;
-  std::vector<int32_t> pending(t.deps.begin(), t.deps.end());
+  std::vector<int32_t> pending = deps_of(plan, t);
   while (!pending.empty()) {
     const int32_t d = pending.back();
     pending.pop_back();
-    if (plan.tasks[d].kind == TaskKind::Barrier) pending.insert(pending.end(), plan.tasks[d].deps.begin(), plan.tasks[d].deps.end());
-    else out.insert(d);
+    if (plan.tasks[d].kind == TaskKind::Barrier) {
+      const auto more = plan.deps(plan.tasks[d]);
+      pending.insert(pending.end(), more.begin(), more.end());
+    } else {
+      out.insert(d);
+    }
   }
   return out;
 }
@@ -49,7 +71,7 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
   std::vector<int> indeg(tasks.size(), 0);
   std::vector<std::vector<int>> out(tasks.size());
   for (size_t i = 0; i < tasks.size(); ++i)
-    for (int32_t d : tasks[i].deps) {
+    for (int32_t d : plan.deps(tasks[i])) {
       if (d < 0 || size_t(d) >= tasks.size() || size_t(d) == i) return where(i) + "dep out of range";
       ++indeg[i];
       out[d].push_back(int(i));
@@ -70,17 +92,16 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
   // What each task leaves on a GPU: tokens (dispatch) and (token, pair) contributions.
   auto carries_token = [&](const Task& t, int gpu, int64_t token) {
     return t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch && t.dst_gpu == gpu &&
-           std::find(t.tokens.begin(), t.tokens.end(), token) != t.tokens.end();
+           std::ranges::find(plan.tokens(t), token) != plan.tokens(t).end();
   };
   auto holds_pair = [&](const Task& t, int gpu, int64_t token, int64_t pair) {
     if (t.kind == TaskKind::Compute)
-      return t.gpu == gpu && std::binary_search(t.pairs.begin(), t.pairs.end(), pair);
+      return t.gpu == gpu && std::ranges::binary_search(plan.pairs(t), pair);
     const bool combine_in = t.kind == TaskKind::Transfer && t.phase == Phase::Combine && t.dst_gpu == gpu;
     if (!combine_in && !(t.kind == TaskKind::PreReduce && t.gpu == gpu)) return false;
-    for (size_t r = 0; r < t.tokens.size(); ++r)
-      if (t.tokens[r] == token &&
-          std::find(t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1], pair) !=
-              t.pairs.begin() + t.pair_begin[r + 1])
+    const auto tokens = plan.tokens(t);
+    for (size_t r = 0; r < tokens.size(); ++r)
+      if (tokens[r] == token && std::ranges::find(plan.row_pairs_of(t, int64_t(r)), pair) != plan.row_pairs_of(t, int64_t(r)).end())
         return true;
     return false;
   };
@@ -102,8 +123,9 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
   std::set<std::tuple<int, int, int>> split_flows;                  // (phase, src node, dst node) with relays
   for (size_t i = 0; i < tasks.size(); ++i) {
     const Task& t = tasks[i];
+    const auto tokens = plan.tokens(t), pairs = plan.pairs(t), pair_begin = plan.pair_begin(t);
     if (t.kind == TaskKind::Compute) {
-      for (int64_t p : t.pairs) {
+      for (int64_t p : pairs) {
         ++computed[p];
         if (routing.slot_of_pair[p] != t.slot || placement.gpu_of_slot(t.slot) != t.gpu || batch.expert_ids[p] != t.expert)
           return where(i) + "pair " + std::to_string(p) + " computed on the wrong slot/GPU/expert";
@@ -117,19 +139,19 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
     if (t.kind == TaskKind::Transfer) {
       if (t.gpu == t.dst_gpu) return where(i) + "transfer to itself";
       if ((t.link == Link::NVLink) != (node(t.gpu) == node(t.dst_gpu))) return where(i) + "wrong link class";
-      if (t.phase != Phase::Weights && t.bytes != double(t.tokens.size()) * plan.token_bytes)
+      if (t.phase != Phase::Weights && t.bytes != double(tokens.size()) * plan.token_bytes)
         return where(i) + "bytes differ from rows * token_bytes";
       if (t.hop == Hop::Relay) {  // round r of node n goes to n - r (dispatch) or n + r (combine)
         const int n = node(t.gpu), N = plan.nodes;
         split_flows.insert({int(t.phase), n, t.phase == Phase::Dispatch ? (n - t.round + N) % N : (n + t.round) % N});
       }
       if (t.link == Link::NIC) {
-        nic_rows[{int(t.phase), node(t.gpu), node(t.dst_gpu), t.gpu}] += int64_t(t.tokens.size());
-        for (int64_t tok : t.tokens) ++token_to_node[{int(t.phase), tok, node(t.gpu), node(t.dst_gpu)}];
+        nic_rows[{int(t.phase), node(t.gpu), node(t.dst_gpu), t.gpu}] += int64_t(tokens.size());
+        for (int64_t tok : tokens) ++token_to_node[{int(t.phase), tok, node(t.gpu), node(t.dst_gpu)}];
       }
     }
     if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch) {
-      for (int64_t tok : t.tokens)
+      for (int64_t tok : tokens)
         if (src_of[tok] != t.gpu &&
             none_carries(t, tok))
           return where(i) + "sends token " + std::to_string(tok) + " it does not hold";
@@ -138,11 +160,11 @@ inline std::string check_plan(const CommPlan& plan, const RoutingBatch& batch, c
     const bool has_rows = (t.kind == TaskKind::Transfer && t.phase == Phase::Combine) || t.kind == TaskKind::PreReduce ||
                           t.kind == TaskKind::FinalReduce;
     if (!has_rows) continue;
-    if (t.pair_begin.size() != t.tokens.size() + 1) return where(i) + "pair_begin shape";
-    for (size_t r = 0; r < t.tokens.size(); ++r) {
-      const int64_t tok = t.tokens[r];
-      for (int64_t q = t.pair_begin[r]; q < t.pair_begin[r + 1]; ++q) {
-        const int64_t p = t.pairs[q];
+    if (pair_begin.size() != tokens.size() + 1) return where(i) + "pair_begin shape";
+    for (size_t r = 0; r < tokens.size(); ++r) {
+      const int64_t tok = tokens[r];
+      for (int64_t q = pair_begin[r]; q < pair_begin[r + 1]; ++q) {
+        const int64_t p = pairs[q];
         if (p / K != tok) return where(i) + "row of token " + std::to_string(tok) + " holds pair " + std::to_string(p);
         if (!available(t, t.gpu, tok, p))
           return where(i) + "uses pair " + std::to_string(p) + " before it is on GPU " + std::to_string(t.gpu);
@@ -243,7 +265,7 @@ inline std::map<int, int> puts_of_token(const CommPlan& plan, int64_t token) {
   std::map<int, int> n;
   for (const Task& t : plan.tasks)
     if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch && t.link == Link::NIC)
-      if (const auto c = std::count(t.tokens.begin(), t.tokens.end(), token)) n[t.dst_gpu / plan.gpus_per_node] += int(c);
+      if (const auto c = std::ranges::count(plan.tokens(t), token)) n[t.dst_gpu / plan.gpus_per_node] += int(c);
   return n;
 }
 

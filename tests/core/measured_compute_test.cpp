@@ -55,8 +55,9 @@ TEST(MeasuredCompute, CurvesAreReadAndTimeTheSimulatedGemms) {
   Task gemm_task;
   gemm_task.kind = TaskKind::Compute;
   gemm_task.gpu = 0;
-  for (int64_t i = 0; i < 72; ++i) gemm_task.pairs.push_back(i);
-  plan.tasks = {gemm_task};
+  std::vector<int32_t> pairs;
+  for (int32_t i = 0; i < 72; ++i) pairs.push_back(i);
+  plan.set_rows(plan.add_task(gemm_task), {}, {}, pairs);
   const LayerResult r = simulate_plan_measured(plan, t, gemm);
   EXPECT_NEAR(r.latency_s, 116e-6 + (1040e-6 - 116e-6) * 56 / 112, 1e-9);
 

@@ -31,21 +31,23 @@ struct HandPlan {
     t.dst_gpu = dst;
     t.link = topo.node_of(src) == topo.node_of(dst) ? Link::NVLink : Link::NIC;
     t.bytes = bytes;
-    t.deps = std::move(deps);
     t.priority = priority;
-    plan.tasks.push_back(t);
-    return int(plan.tasks.size() - 1);
+    const int32_t id = plan.add_task(t);
+    plan.set_deps(id, deps);
+    return id;
   }
   int compute(int gpu, int tokens, std::vector<int32_t> deps = {}, int64_t priority = 0) {
     Task t;
     t.kind = TaskKind::Compute;
     t.phase = Phase::Compute;
     t.gpu = gpu;
-    for (int i = 0; i < tokens; ++i) t.pairs.push_back(i);
-    t.deps = std::move(deps);
     t.priority = priority;
-    plan.tasks.push_back(t);
-    return int(plan.tasks.size() - 1);
+    const int32_t id = plan.add_task(t);
+    std::vector<int32_t> pairs;
+    for (int i = 0; i < tokens; ++i) pairs.push_back(i);
+    plan.set_rows(id, {}, {}, pairs);
+    plan.set_deps(id, deps);
+    return id;
   }
   LayerResult run() { return simulate_plan(plan, topo, true); }
 };

@@ -37,7 +37,7 @@ double broadcast(const Topology& topo, int owner, std::vector<int32_t> members, 
   m.members = members;
   m.slots = members;
   m.sami = sami;
-  add_broadcast_tasks(plan.tasks, m, bytes, topo, 0);
+  add_broadcast_tasks(plan, m, bytes, topo, 0);
   return simulate_plan(plan, topo).latency_s;
 }
 
@@ -95,8 +95,8 @@ TEST(SimMulticast, RefusedWhereTheSwitchCannotMulticast) {
   Task t;
   t.kind = TaskKind::Transfer;
   t.phase = Phase::Weights;
-  t.gpu = 0, t.dst_gpu = 1, t.link = Link::NVLink, t.bytes = 100, t.multicast = {0, 1};
-  plan.tasks.push_back(t);
+  t.gpu = 0, t.dst_gpu = 1, t.link = Link::NVLink, t.bytes = 100;
+  plan.set_multicast(plan.add_task(t), {0, 1});
   EXPECT_EQ(message([&] { simulate_plan(plan, switch_node(4, 0)); }).rfind("topo:", 0), 0u);
 }
 

@@ -13,14 +13,16 @@
 namespace zepp {
 namespace {
 
-Task make(TaskKind kind, Phase phase, int gpu, double bytes, std::vector<int32_t> deps) {
+// Appends a task to `plan`; returns it.
+Task& make(CommPlan& plan, TaskKind kind, Phase phase, int gpu, double bytes, const std::vector<int32_t>& deps) {
   Task t;
   t.kind = kind;
   t.phase = phase;
   t.gpu = gpu;
   t.bytes = bytes;
-  t.deps = std::move(deps);
-  return t;
+  const int32_t id = plan.add_task(t);
+  plan.set_deps(id, deps);
+  return plan.tasks[size_t(id)];
 }
 
 TEST(SimPhases, DispatchEndAndCombineSpanAsTheMpiExecutorMeasuresThem) {
@@ -29,15 +31,15 @@ TEST(SimPhases, DispatchEndAndCombineSpanAsTheMpiExecutorMeasuresThem) {
   plan.nodes = 2, plan.gpus_per_node = 1, plan.num_gpus = 2, plan.top_k = 1;
   plan.model = test::small_model(2, 1);
   plan.token_bytes = plan.model.token_bytes();
-  Task dispatch = make(TaskKind::Transfer, Phase::Dispatch, 0, 20, {});  // 20 B / 10 B/s: [0, 2]
+  plan.tasks.reserve(5);  // make returns references into it
+  Task& dispatch = make(plan, TaskKind::Transfer, Phase::Dispatch, 0, 20, {});  // 20 B / 10 B/s: [0, 2]
   dispatch.dst_gpu = 1, dispatch.link = Link::NIC;
-  Task gemm = make(TaskKind::Compute, Phase::Compute, 1, 0, {0});      // [2, 2.48]
-  gemm.pairs = {0, 1, 2, 3};
-  const Task pre = make(TaskKind::PreReduce, Phase::Combine, 1, 10, {1});  // 10 B / 100 B/s: [2.48, 2.58]
-  Task back = make(TaskKind::Transfer, Phase::Combine, 1, 30, {2});       // [2.58, 5.58]
+  make(plan, TaskKind::Compute, Phase::Compute, 1, 0, {0});  // [2, 2.48]
+  plan.set_rows(1, {}, {}, {0, 1, 2, 3});
+  make(plan, TaskKind::PreReduce, Phase::Combine, 1, 10, {1});       // 10 B / 100 B/s: [2.48, 2.58]
+  Task& back = make(plan, TaskKind::Transfer, Phase::Combine, 1, 30, {2});  // [2.58, 5.58]
   back.dst_gpu = 0, back.link = Link::NIC;
-  const Task final_sum = make(TaskKind::FinalReduce, Phase::Combine, 0, 20, {3});  // [5.58, 5.78]
-  plan.tasks = {dispatch, gemm, pre, back, final_sum};
+  make(plan, TaskKind::FinalReduce, Phase::Combine, 0, 20, {3});  // [5.58, 5.78]
 
   const LayerResult r = simulate_plan(plan, topo, true);
   const std::vector<PhaseTimes> p = phase_times(r, 2);
@@ -53,16 +55,18 @@ TEST(SimPhases, DispatchEndAndCombineSpanAsTheMpiExecutorMeasuresThem) {
 }
 
 TEST(SimPhases, TaskLabelsNameWhatTheTimelineShows) {
-  Task t = make(TaskKind::Compute, Phase::Compute, 0, 0, {});
+  CommPlan plan;
+  plan.tasks.reserve(2);
+  Task& t = make(plan, TaskKind::Compute, Phase::Compute, 0, 0, {});
   t.expert = 17;
-  t.pairs = {1, 2, 3};
+  plan.set_rows(0, {}, {}, {1, 2, 3});
   EXPECT_EQ(task_label(t), "expert GEMM");
   const TimelineEvent te = task_event(t, "compute", 1, 2);
   EXPECT_EQ(te.rows, 3);
   EXPECT_EQ(te.expert, 17);
   EXPECT_EQ(te.peer, -1);
-  Task f = make(TaskKind::FinalReduce, Phase::Combine, 0, 0, {});
-  f.tokens = {4, 5};
+  Task& f = make(plan, TaskKind::FinalReduce, Phase::Combine, 0, 0, {});
+  plan.set_rows(1, {4, 5});
   EXPECT_EQ(task_label(f), "final reduce");
   EXPECT_EQ(task_event(f, "compute", 0, 1).rows, 2);
 }

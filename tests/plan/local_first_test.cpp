@@ -43,17 +43,17 @@ TEST_F(LocalFirst, OwnRowsBelowTheRidgeComputeFirstWhileRemoteRowsTravel) {
   CommPlan plan;
   const auto merged = groups(5, 20, false, plan);
   ASSERT_EQ(merged.size(), 1u);
-  EXPECT_EQ(merged[0]->pairs.size(), 25u);
+  EXPECT_EQ(plan.pairs(*merged[0]).size(), 25u);
   const auto split = groups(5, 20, true, plan);
   ASSERT_EQ(split.size(), 2u);
-  const Task* own = split[0]->pairs.size() == 5 ? split[0] : split[1];
+  const Task* own = plan.pairs(*split[0]).size() == 5 ? split[0] : split[1];
   const Task* remote = own == split[0] ? split[1] : split[0];
-  EXPECT_EQ(own->pairs, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(test::pairs_of(plan, *own), (std::vector<int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(own->priority, 2);  // the own node's delivery rank N: remote rows go first once there
-  EXPECT_TRUE(own->deps.empty());  // GPU 0's own tokens: nothing to wait for
-  EXPECT_EQ(remote->pairs.size(), 20u);
+  EXPECT_TRUE(plan.deps(*own).empty());  // GPU 0's own tokens: nothing to wait for
+  EXPECT_EQ(plan.pairs(*remote).size(), 20u);
   EXPECT_EQ(remote->priority, 1);
-  EXPECT_EQ(remote->deps.size(), 1u);  // the dispatch put from node 1
+  EXPECT_EQ(plan.deps(*remote).size(), 1u);  // the dispatch put from node 1
 }
 
 TEST_F(LocalFirst, NoSplitWhenItOnlyAddsAWeightRead) {
@@ -62,7 +62,7 @@ TEST_F(LocalFirst, NoSplitWhenItOnlyAddsAWeightRead) {
   CommPlan plan;
   const auto g = groups(5, 5, true, plan);
   ASSERT_EQ(g.size(), 1u);
-  EXPECT_EQ(g[0]->pairs.size(), 10u);
+  EXPECT_EQ(plan.pairs(*g[0]).size(), 10u);
 }
 
 TEST_F(LocalFirst, AGroupStartsWhileTheWindowIsOpenEvenIfItOutlastsIt) {
@@ -75,8 +75,8 @@ TEST_F(LocalFirst, AGroupStartsWhileTheWindowIsOpenEvenIfItOutlastsIt) {
   ASSERT_EQ(merged.size(), 1u);
   const auto g = groups(40, 1, true, plan);
   ASSERT_EQ(g.size(), 2u);
-  EXPECT_EQ(g[0]->pairs.size() + g[1]->pairs.size(), 41u);
-  EXPECT_EQ((g[0]->pairs.size() == 40 ? g[0] : g[1])->priority, 2);
+  EXPECT_EQ(plan.pairs(*g[0]).size() + plan.pairs(*g[1]).size(), 41u);
+  EXPECT_EQ((plan.pairs(*g[0]).size() == 40 ? g[0] : g[1])->priority, 2);
 }
 
 TEST_F(LocalFirst, AnOwnGroupDeliveryOrderAlreadyMakesIsTheSameWithOrWithout) {
@@ -87,9 +87,9 @@ TEST_F(LocalFirst, AnOwnGroupDeliveryOrderAlreadyMakesIsTheSameWithOrWithout) {
   for (bool lf : {false, true}) {
     const auto g = groups(20, 20, lf, plan);
     ASSERT_EQ(g.size(), 2u) << lf;
-    const Task* own = g[0]->pairs.front() == 0 ? g[0] : g[1];
+    const Task* own = plan.pairs(*g[0]).front() == 0 ? g[0] : g[1];
     const Task* remote = own == g[0] ? g[1] : g[0];
-    EXPECT_EQ(own->pairs.size(), 20u);
+    EXPECT_EQ(plan.pairs(*own).size(), 20u);
     EXPECT_EQ(own->priority, 2) << lf;
     EXPECT_EQ(remote->priority, 1) << lf;
   }

@@ -35,13 +35,13 @@ TEST_F(TwoNodes, WithoutMergeEveryPairTravels) {
   const CommPlan p = plan(false, false);
   EXPECT_EQ(test::bytes_on(p, Link::NIC, Phase::Dispatch), 4 * 16);  // pairs 0, 1, 3, 5
   EXPECT_EQ(test::bytes_on(p, Link::NVLink, Phase::Dispatch), 16);   // pair 4
-  EXPECT_EQ(test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(test::find_transfer(p, 0, 3, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{0, 2}));
-  EXPECT_EQ(test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Direct)->tokens, (std::vector<int64_t>{2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 3, Phase::Dispatch, Hop::Put)), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Direct)), (std::vector<int64_t>{2}));
   EXPECT_EQ(test::bytes_on(p, Link::NIC, Phase::Combine), 4 * 16);
   EXPECT_EQ(test::bytes_on(p, Link::NVLink, Phase::Combine), 16);
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 2, 0, Phase::Combine, Hop::Put)), (Rows{{0, {0}}, {1, {3}}}));
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 3, 0, Phase::Combine, Hop::Put)), (Rows{{0, {1}}, {2, {5}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 2, 0, Phase::Combine, Hop::Put)), (Rows{{0, {0}}, {1, {3}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 3, 0, Phase::Combine, Hop::Put)), (Rows{{0, {1}}, {2, {5}}}));
   EXPECT_EQ(test::count_kind(p, TaskKind::PreReduce), 0);
 }
 
@@ -50,19 +50,19 @@ TEST_F(TwoNodes, MergeSendsEachTokenToANodeOnce) {
   // Dispatch: one put to GPU 2 (peer of NIC 0), which forwards t0 and t2 to GPU 3.
   EXPECT_EQ(test::bytes_on(p, Link::NIC, Phase::Dispatch), 3 * 16);
   EXPECT_EQ(test::bytes_on(p, Link::NVLink, Phase::Dispatch), 3 * 16);
-  EXPECT_EQ(test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_EQ(test::find_transfer(p, 2, 3, Phase::Dispatch, Hop::Forward)->tokens, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 2, 3, Phase::Dispatch, Hop::Forward)), (std::vector<int64_t>{0, 2}));
   // Combine: GPU 3's outputs gather on GPU 2, pre-reduce into one row per token, one put back.
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 3, 2, Phase::Combine, Hop::Gather)), (Rows{{0, {1}}, {2, {5}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 3, 2, Phase::Combine, Hop::Gather)), (Rows{{0, {1}}, {2, {5}}}));
   const Task* pre = nullptr;
   for (const Task& t : p.tasks)
     if (t.kind == TaskKind::PreReduce) pre = &t;
   ASSERT_NE(pre, nullptr);
   EXPECT_EQ(pre->gpu, 2);
   EXPECT_EQ(pre->node, 0);
-  EXPECT_EQ(test::rows_of(*pre), (Rows{{0, {0, 1}}, {1, {3}}, {2, {5}}}));
+  EXPECT_EQ(test::rows_of(p, *pre), (Rows{{0, {0, 1}}, {1, {3}}, {2, {5}}}));
   EXPECT_EQ(pre->bytes, 4 * 16);  // inputs: t0 from GPUs 2 and 3, t1 and t2 once each
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 2, 0, Phase::Combine, Hop::Put)), (Rows{{0, {0, 1}}, {1, {3}}, {2, {5}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 2, 0, Phase::Combine, Hop::Put)), (Rows{{0, {0, 1}}, {1, {3}}, {2, {5}}}));
   EXPECT_EQ(test::bytes_on(p, Link::NIC, Phase::Combine), 3 * 16);
   EXPECT_EQ(test::bytes_on(p, Link::NVLink, Phase::Combine), 3 * 16);  // gather 2 rows + GPU 1 -> 0
 }
@@ -70,17 +70,17 @@ TEST_F(TwoNodes, MergeSendsEachTokenToANodeOnce) {
 TEST_F(TwoNodes, SplitMovesTheExcessToTheOtherNic) {
   // Node 0 -> node 1: V = (3, 0), cap = 2: t2 (the last row) is relayed to GPU 1's NIC.
   const CommPlan p = plan(true, true);
-  EXPECT_EQ(test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)->tokens, (std::vector<int64_t>{2}));
-  EXPECT_EQ(test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(test::find_transfer(p, 1, 3, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{2}));
-  EXPECT_EQ(test::find_transfer(p, 2, 3, Phase::Dispatch, Hop::Forward)->tokens, (std::vector<int64_t>{0}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)), (std::vector<int64_t>{2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 1, 3, Phase::Dispatch, Hop::Put)), (std::vector<int64_t>{2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 2, 3, Phase::Dispatch, Hop::Forward)), (std::vector<int64_t>{0}));
   EXPECT_EQ(test::bytes_on(p, Link::NIC, Phase::Dispatch), 3 * 16);
   EXPECT_EQ(test::bytes_on(p, Link::NVLink, Phase::Dispatch), 3 * 16);  // direct t2 -> GPU 1, relay, forward
   // Combine mirrors it: t2 pre-reduces on GPU 3 (its receiver), returns via GPU 1.
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 2, 0, Phase::Combine, Hop::Put)), (Rows{{0, {0, 1}}, {1, {3}}}));
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 3, 1, Phase::Combine, Hop::Put)), (Rows{{2, {5}}}));
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 1, 0, Phase::Combine, Hop::Forward)), (Rows{{2, {5}}}));
-  EXPECT_EQ(test::rows_of(*test::find_transfer(p, 3, 2, Phase::Combine, Hop::Gather)), (Rows{{0, {1}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 2, 0, Phase::Combine, Hop::Put)), (Rows{{0, {0, 1}}, {1, {3}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 3, 1, Phase::Combine, Hop::Put)), (Rows{{2, {5}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 1, 0, Phase::Combine, Hop::Forward)), (Rows{{2, {5}}}));
+  EXPECT_EQ(test::rows_of(p, *test::find_transfer(p, 3, 2, Phase::Combine, Hop::Gather)), (Rows{{0, {1}}}));
   EXPECT_EQ(test::count_kind(p, TaskKind::PreReduce), 2);
 }
 
@@ -91,16 +91,16 @@ TEST_F(TwoNodes, SplitOnlyWhenItPays) {
   PlanOptions opt{true, true, true, 0.0, /*round_order=*/true, /*pre_reduce=*/true, /*split_if_it_pays=*/true};
   topo.nvlink_latency = 0.6;
   CommPlan p = build_comm_plan(batch, placement, routing, topo, model, opt);
-  EXPECT_EQ(test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)->tokens, (std::vector<int64_t>{2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)), (std::vector<int64_t>{2}));
   EXPECT_EQ(test::check_plan(p, batch, placement, routing), "");
   topo.nvlink_latency = 0.7;
   p = build_comm_plan(batch, placement, routing, topo, model, opt);
   EXPECT_EQ(std::count_if(p.tasks.begin(), p.tasks.end(), [](const Task& t) { return t.hop == Hop::Relay; }), 0);
-  EXPECT_EQ(test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)->tokens, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 2, Phase::Dispatch, Hop::Put)), (std::vector<int64_t>{0, 1, 2}));
   EXPECT_EQ(test::check_plan(p, batch, placement, routing), "");  // NIC 0 over the bound, but unsplit
   opt.split_if_it_pays = false;  // FAST's rule: every flow over the bound is split
   p = build_comm_plan(batch, placement, routing, topo, model, opt);
-  EXPECT_EQ(test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)->tokens, (std::vector<int64_t>{2}));
+  EXPECT_EQ(test::tokens_of(p, *test::find_transfer(p, 0, 1, Phase::Dispatch, Hop::Relay)), (std::vector<int64_t>{2}));
 }
 
 TEST_F(TwoNodes, ComputeWaitsForTheTransferThatDeliversItsInput) {
@@ -109,10 +109,10 @@ TEST_F(TwoNodes, ComputeWaitsForTheTransferThatDeliversItsInput) {
   const Task* put = test::find_transfer(p, 1, 3, Phase::Dispatch, Hop::Put);
   for (const Task& t : p.tasks)
     if (t.kind == TaskKind::Compute && t.gpu == 3) {
-      EXPECT_EQ(t.pairs, (std::vector<int64_t>{1, 5}));
+      EXPECT_EQ(test::pairs_of(p, t), (std::vector<int64_t>{1, 5}));
       std::vector<int32_t> want = {int32_t(fwd - p.tasks.data()), int32_t(put - p.tasks.data())};
       std::sort(want.begin(), want.end());
-      EXPECT_EQ(t.deps, want);
+      EXPECT_EQ(test::deps_of(p, t), want);
     }
 }
 

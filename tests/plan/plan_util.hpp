@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "plan/comm_plan.hpp"
+#include "../common/plan_check.hpp"
 
 namespace zepp::test {
 
@@ -35,10 +36,13 @@ inline int count_kind(const CommPlan& plan, TaskKind kind) {
 }
 
 // Rows of a combine-like task as (token, pairs) for comparisons.
-inline std::vector<std::pair<int64_t, std::vector<int64_t>>> rows_of(const Task& t) {
+inline std::vector<std::pair<int64_t, std::vector<int64_t>>> rows_of(const CommPlan& p, const Task& t) {
   std::vector<std::pair<int64_t, std::vector<int64_t>>> rows;
-  for (size_t r = 0; r < t.tokens.size(); ++r)
-    rows.emplace_back(t.tokens[r], std::vector<int64_t>(t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1]));
+  const auto tokens = p.tokens(t);
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    const auto pairs = p.row_pairs_of(t, int64_t(r));
+    rows.emplace_back(tokens[r], std::vector<int64_t>(pairs.begin(), pairs.end()));
+  }
   return rows;
 }
 using Rows = std::vector<std::pair<int64_t, std::vector<int64_t>>>;

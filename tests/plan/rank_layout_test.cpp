@@ -80,9 +80,9 @@ RC_GTEST_PROP(RankLayout, ListsAreTheGlobalPlansDispatchRows, ()) {
   for (const Task& t : plan.tasks) {
     if (t.kind != TaskKind::Transfer || t.phase != Phase::Dispatch) continue;
     if (t.link == Link::NVLink && t.hop == Hop::Direct)
-      for (int64_t tok : t.tokens) RC_ASSERT(intra[std::pair(t.gpu, t.dst_gpu)].insert(tok).second);
+      for (int64_t tok : plan.tokens(t)) RC_ASSERT(intra[std::pair(t.gpu, t.dst_gpu)].insert(tok).second);
     if (t.hop == Hop::Put)
-      for (int64_t tok : t.tokens)
+      for (int64_t tok : plan.tokens(t))
         RC_ASSERT(inter[std::pair(gpu_of_token[tok], topo.node_of(t.dst_gpu))].insert(tok).second);
   }
   RankLayout out;

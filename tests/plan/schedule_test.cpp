@@ -44,7 +44,7 @@ TEST_F(ThreeNodes, DispatchRoundsGoToNodeMinusRCombineToNodePlusR) {
   EXPECT_LT(d2->priority, c1->priority);
   EXPECT_LT(c1->priority, c2->priority);
   // Volumes are even (one token per GPU), so each NIC carries its own token to its peer.
-  EXPECT_EQ(d1->tokens, (std::vector<int64_t>{0}));
+  EXPECT_EQ(test::tokens_of(p, *d1), (std::vector<int64_t>{0}));
 }
 
 TEST_F(ThreeNodes, ForwardingIsCyclicFromGPlusOnePlusR) {
@@ -58,7 +58,7 @@ TEST_F(ThreeNodes, ForwardingIsCyclicFromGPlusOnePlusR) {
   for (const Task& t : p.tasks)
     if (t.kind == TaskKind::Transfer && t.hop == Hop::Forward && t.phase == Phase::Dispatch && t.gpu == 0) {
       (t.round == 1 ? (t.dst_gpu == 2 ? r1h2 : r1h1) : (t.dst_gpu == 1 ? r2h1 : r2h2)) = &t;
-      EXPECT_EQ(t.tokens, t.round == 1 ? (std::vector<int64_t>{3}) : (std::vector<int64_t>{6}));
+      EXPECT_EQ(test::tokens_of(p, t), t.round == 1 ? (std::vector<int64_t>{3}) : (std::vector<int64_t>{6}));
     }
   ASSERT_TRUE(r1h2 && r1h1 && r2h1 && r2h2);
   EXPECT_LT(r1h2->priority, r1h1->priority);
@@ -70,7 +70,7 @@ TEST_F(ThreeNodes, ComputeFollowsDeliveryOrderLocalLast) {
   const CommPlan p = plan(true);
   std::map<int64_t, std::vector<int64_t>> by_priority;  // GPU 0's groups: priority -> pairs
   for (const Task& t : p.tasks)
-    if (t.kind == TaskKind::Compute && t.gpu == 0) by_priority[t.priority] = t.pairs;
+    if (t.kind == TaskKind::Compute && t.gpu == 0) by_priority[t.priority] = test::pairs_of(p, t);
   ASSERT_EQ(by_priority.size(), 3u);
   // Expert 0 is choice k = 0 of every token: pair 9 t. Node 1's tokens 3-5 first, then
   // node 2's 6-8, then node 0's own 0-2 (lines 12-15).
@@ -89,7 +89,7 @@ TEST_F(ThreeNodes, GroupsBelowTheRooflineRidgeMerge) {
   for (const Task& t : merged.tasks)
     if (t.kind == TaskKind::Compute && t.gpu == 0) gpu0.push_back(&t);
   ASSERT_EQ(gpu0.size(), 1u);
-  EXPECT_EQ(gpu0[0]->pairs, (std::vector<int64_t>{0, 9, 18, 27, 36, 45, 54, 63, 72}));
+  EXPECT_EQ(test::pairs_of(merged, *gpu0[0]), (std::vector<int64_t>{0, 9, 18, 27, 36, 45, 54, 63, 72}));
   EXPECT_EQ(gpu0[0]->priority, 3);
   // At 3 tokens each group reaches the ridge on its own.
   topo.compute.hbm_bw = 1000.0 / 3.0;
@@ -109,13 +109,13 @@ TEST_F(ThreeNodes, WithoutOverlapPhasesAreSeparatedByBarriers) {
   EXPECT_EQ(test::count_kind(p, TaskKind::Compute), 9);  // one GEMM per slot
   for (const Task& t : p.tasks) {
     if (t.kind != TaskKind::Compute) continue;
-    EXPECT_EQ(t.pairs.size(), 9u);
+    EXPECT_EQ(p.pairs(t).size(), 9u);
     bool waits_for_barrier = false;
-    for (int32_t d : t.deps) {
+    for (int32_t d : p.deps(t)) {
       const Task& dep = p.tasks[d];
       if (dep.kind == TaskKind::Barrier && dep.gpu == t.gpu) {
         waits_for_barrier = true;
-        for (int32_t x : dep.deps) {  // the barrier covers every dispatch transfer of this GPU
+        for (int32_t x : p.deps(dep)) {  // the barrier covers every dispatch transfer of this GPU
           EXPECT_EQ(p.tasks[x].phase, Phase::Dispatch);
           EXPECT_TRUE(p.tasks[x].gpu == t.gpu || p.tasks[x].dst_gpu == t.gpu);
         }

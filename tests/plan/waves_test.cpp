@@ -11,6 +11,7 @@
 
 #include "../common/plan_check.hpp"
 #include "fixture.hpp"
+#include "plan_util.hpp"
 #include "plan/comm_plan.hpp"
 #include "random_case.hpp"
 
@@ -52,9 +53,9 @@ TEST_F(TwoGemms, OneWaveWaitsForBothGemms) {
   ASSERT_EQ(test::check_plan(p, batch, placement, routing), "");
   const auto pre = of(p, TaskKind::PreReduce), puts = of(p, TaskKind::Transfer);
   ASSERT_EQ(pre.size(), 1u);
-  EXPECT_EQ(p.tasks[pre[0]].deps, (std::vector<int32_t>{compute_of(p, 0), compute_of(p, 1)}));
+  EXPECT_EQ(test::deps_of(p, p.tasks[pre[0]]), (std::vector<int32_t>{compute_of(p, 0), compute_of(p, 1)}));
   ASSERT_EQ(puts.size(), 1u);
-  EXPECT_EQ(p.tasks[puts[0]].tokens, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(test::tokens_of(p, p.tasks[puts[0]]), (std::vector<int64_t>{0, 1}));
 }
 
 TEST_F(TwoGemms, EachWaveLeavesAfterItsOwnGemm) {
@@ -65,10 +66,10 @@ TEST_F(TwoGemms, EachWaveLeavesAfterItsOwnGemm) {
   ASSERT_EQ(puts.size(), 2u);
   for (int w = 0; w < 2; ++w) {
     // Wave w: token w, pre-reduced after slot w's GEMM only, sent by its own put.
-    EXPECT_EQ(p.tasks[pre[w]].tokens, (std::vector<int64_t>{w}));
-    EXPECT_EQ(p.tasks[pre[w]].deps, (std::vector<int32_t>{compute_of(p, w)}));
-    EXPECT_EQ(p.tasks[puts[w]].tokens, (std::vector<int64_t>{w}));
-    EXPECT_EQ(p.tasks[puts[w]].deps, (std::vector<int32_t>{pre[w]}));
+    EXPECT_EQ(test::tokens_of(p, p.tasks[pre[w]]), (std::vector<int64_t>{w}));
+    EXPECT_EQ(test::deps_of(p, p.tasks[pre[w]]), (std::vector<int32_t>{compute_of(p, w)}));
+    EXPECT_EQ(test::tokens_of(p, p.tasks[puts[w]]), (std::vector<int64_t>{w}));
+    EXPECT_EQ(test::deps_of(p, p.tasks[puts[w]]), (std::vector<int32_t>{pre[w]}));
     EXPECT_EQ(p.tasks[puts[w]].gpu, 0);
     EXPECT_EQ(p.tasks[puts[w]].dst_gpu, 1);
   }
@@ -93,11 +94,10 @@ RC_GTEST_PROP(CombineWaves, KeepNicLoadsAndRows, ()) {
     for (const Task& t : p.tasks) {
       if (t.kind == TaskKind::Transfer && t.link == Link::NIC) {
         auto& v = nic[{int(t.phase), t.gpu, t.dst_gpu / p.gpus_per_node}];
-        v.insert(v.end(), t.tokens.begin(), t.tokens.end());
+        v.insert(v.end(), p.tokens(t).begin(), p.tokens(t).end());
       }
       if (t.kind == TaskKind::FinalReduce)
-        for (size_t r = 0; r < t.tokens.size(); ++r)
-          rows.push_back({t.tokens[r], {t.pairs.begin() + t.pair_begin[r], t.pairs.begin() + t.pair_begin[r + 1]}});
+        for (const auto& row : test::rows_of(p, t)) rows.push_back(row);
     }
     for (auto& [k, v] : nic) std::sort(v.begin(), v.end());
     std::sort(rows.begin(), rows.end());

@@ -212,7 +212,7 @@ TEST(ZeppHot, FiresOnTheDeepSeekTraceAcrossNodesWithZeppsInterNodeTraffic) {
   EXPECT_DOUBLE_EQ(nic_bytes(hp), nic_bytes(zepp.make_plan(zepp.placement, zepp.routing)));
   int multicasts = 0;
   for (const Task& task : hp.tasks) {
-    multicasts += !task.multicast.empty();
+    multicasts += !task.multicast_at.empty();
     if (task.phase == Phase::Weights && task.kind == TaskKind::Transfer) EXPECT_EQ(t.node_of(task.gpu), t.node_of(task.dst_gpu));
   }
   EXPECT_GT(multicasts, 0);

@@ -66,7 +66,7 @@ TEST(IserMoe, MulticastsItsReplicasBesideTheSharedExpertAndRefusesPerPairTopolog
   int shared = 0, multicasts = 0;
   for (const Task& task : plan.tasks) {
     shared += task.kind == TaskKind::SharedExpert;
-    multicasts += !task.multicast.empty();
+    multicasts += !task.multicast_at.empty();
     if (task.kind == TaskKind::Transfer && task.phase == Phase::Weights)
       EXPECT_EQ(t.node_of(task.gpu), t.node_of(task.dst_gpu));  // one NVLink domain
   }
