@@ -88,7 +88,7 @@ StrategyDecision decide_epic(const StrategyInput& in) {
   StrategyDecision d;
   d.placement = static_placement(in, [&] {
     return in.opt.epic_zepp_placement
-               ? place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots)
+               ? zepp_placement(in)
                : baselines::place_coactivation(in.workload.history_load, in.workload.history_coactivation,
                                                in.model.top_k, in.topo,
                                                base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots);

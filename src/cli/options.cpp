@@ -103,6 +103,7 @@ std::string strategy_label(const std::string& name, const StrategyOptions& o) {
   if (!o.waves) s += "/no-waves";
   if (!o.round_order_rule) s += "/round-order-always";
   if (!o.local_first) s += "/no-local-first";
+  if (o.roofline_placement && (name == "zepp" || name == "zepp+swaps")) s += "/roofline-placement";
   return s;
 }
 

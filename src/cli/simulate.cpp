@@ -33,7 +33,7 @@ struct SimulateFlags {
   std::string planning = "model";
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false, no_waves = false;
-  bool round_order_always = false, no_local_first = false;
+  bool round_order_always = false, no_local_first = false, roofline_placement = false;
   ServeFlags serve;
   ModelFlags model;
   std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
@@ -70,6 +70,9 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                named([](const std::string& n) { return takes_zepp_ablations(n) && n != "zepp-overlap"; }),
                "a Zepp strategy that routes by locality in --strategies (zepp, zepp+swaps, zepp+hot; zepp-overlap "
                "routes home)");
+  require_mode(cmd, {"--roofline-placement"},
+               named([](const std::string& n) { return n == "zepp" || n == "zepp+swaps"; }),
+               "a strategy on Zepp's §4.1 placement in --strategies (zepp, zepp+swaps)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
 }
@@ -90,6 +93,7 @@ void run(const SimulateFlags& f) {
   opt.waves = !f.no_waves;
   opt.round_order_rule = !f.round_order_always;
   opt.local_first = !f.no_local_first;
+  opt.roofline_placement = f.roofline_placement;
   require(f.planning == "model" || f.planning == "free", "--planning", "expected model or free, got '" + f.planning + "'");
   opt.planning = f.planning == "model" ? PlanningMode::Model : PlanningMode::Free;
   require(opt.eplb_groups >= 0 && opt.eplb_groups <= f.w.model_shape().num_experts, "--eplb-groups",
@@ -241,6 +245,9 @@ void add_simulate(CLI::App& app) {
                 "priority only)");
   cmd->add_flag("--no-local-first", f->no_local_first,
                 "Zepp ablation: own-node rows wait in delivery order instead of computing while dispatch runs");
+  cmd->add_flag("--roofline-placement", f->roofline_placement,
+                "Zepp experiment (issue 24; off by default, it lost on held-out data): placement weighs replicas by "
+                "expected roofline time at the batch instead of tokens (docs/baselines/epic.md)");
   cmd->callback([f, cmd] {
     check_modes(*cmd, *f);
     run(*f);

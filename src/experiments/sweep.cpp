@@ -58,6 +58,7 @@ const std::map<std::string, Variant>& variants() {
       {"zepp/round-order-always", {"zepp", &StrategyOptions::round_order_rule, false}},
       {"zepp/no-local-first", {"zepp", &StrategyOptions::local_first, false}},
       {"zepp/eplb-placement", {"zepp", &StrategyOptions::zepp_placement_rule, false}},
+      {"zepp/roofline-placement", {"zepp", &StrategyOptions::roofline_placement, true}},
       {"epic/zepp-placement", {"epic", &StrategyOptions::epic_zepp_placement, true}},
   };
   return v;
@@ -157,7 +158,7 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
   for (const auto& s : spec.strategies) {
     StrategyOptions unused;
     require(std::find(names.begin(), names.end(), strategy_variant(s, unused)) != names.end(), "--strategies",
-            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, zepp/no-waves, zepp/round-order-always, zepp/no-local-first, zepp/eplb-placement, "
+            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, zepp/no-waves, zepp/round-order-always, zepp/no-local-first, zepp/eplb-placement, zepp/roofline-placement, "
             "epic/zepp-placement)");
   }
 }

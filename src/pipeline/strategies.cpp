@@ -32,7 +32,7 @@ StrategyDecision decide_eplb(const StrategyInput& in) {
 // Zepp (paper §4): placement §4.1, locality-preferred routing, split + merge, Algorithm 1.
 StrategyDecision decide_zepp(const StrategyInput& in) {
   Placement p = static_placement(in, [&] {
-    if (in.opt.zepp_placement_rule) return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
+    if (in.opt.zepp_placement_rule) return zepp_placement(in);
     const int slots = base_slots_per_gpu(in.model, in.topo) + in.opt.extra_slots;
     return place_eplb(in.workload.history_load, in.topo, slots, eplb_groups_for(in.model, in.topo, in.opt.eplb_groups));
   });
@@ -50,7 +50,7 @@ StrategyDecision decide_zepp(const StrategyInput& in) {
 // dispatch: weights_after_dispatch).
 StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   const Placement start =
-      static_placement(in, [&] { return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots); });
+      static_placement(in, [&] { return zepp_placement(in); });
   // A swap stays in the kept placement until demand moves it again, so its saving recurs every
   // iteration (§4.3). Default horizon (kDefaultSwapHorizon = 8): a choice, not a fit; with the
   // rotating drift of §6.5 (period 4) demand shifts every 4 iterations, and a swap made for one

@@ -10,6 +10,7 @@
 
 #include "core/types.hpp"
 #include "exec/result.hpp"
+#include "placement/placement.hpp"
 #include "plan/planning.hpp"
 #include "plan/comm_plan.hpp"
 #include "swap/swap.hpp"
@@ -52,6 +53,10 @@ struct StrategyOptions {
   // zepp: §4.1's placement; false: DeepSeek EPLB's placement with the same extra slots
   // (`zepp/eplb-placement`, the ablation of the placement rule, issue 24), all else Zepp's.
   bool zepp_placement_rule = true;
+  // zepp, zepp+swaps: §4.1's placement weighed in roofline time at the expected batch instead of
+  // tokens (placement/roofline.cpp; `zepp/roofline-placement`, `--roofline-placement`). Off: it
+  // lost on data it was not chosen on (issue 24; docs/baselines/epic.md, "Roofline placement").
+  bool roofline_placement = false;
   bool timeline = false;      // record timeline events (sim executor)
   bool optimal = true;        // also solve equation (1) exactly (LEMON) for routing_cost_optimal_s
   PlanningMode planning = PlanningMode::Model;
@@ -173,6 +178,16 @@ inline Placement static_placement(const StrategyInput& in, const std::function<P
   Placement p = place();
   if (in.state) in.state->placement = p;
   return p;
+}
+
+// Zepp's placement (§4.1) from the history, in tokens as §4.1 states; with opt.roofline_placement
+// (an experiment, off by default) weighed in roofline time at the workload's tokens per GPU
+// (placement/roofline.cpp) when that is known (> 0). Inline, as above.
+inline Placement zepp_placement(const StrategyInput& in) {
+  if (!in.opt.roofline_placement || in.workload.tokens_per_gpu <= 0)
+    return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots);
+  const RooflineBatch b = roofline_batch(in.model, in.topo, in.workload.tokens_per_gpu);
+  return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots, &b);
 }
 
 // Completion waves of Zepp's combine (PlanOptions::combine_waves) when opt.waves. Four, a choice

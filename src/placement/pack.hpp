@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "placement/placement.hpp"
 
 namespace zepp::placement_detail {
 
@@ -66,7 +67,23 @@ void refine_swaps(const Bins& bins, const std::vector<double>& w, Packing& pk, b
 void spread_swaps(const Bins& bins, const std::vector<double>& w, Packing& pk);
 
 // Zepp's fresh packing (zepp.cpp): water-filled counts, spread and plain LPT plus local search,
-// the spread one kept within kSpreadTolerance. Sets w[e] = load[e] / count[e].
-Packing fresh_packing(const Bins& bins, const std::vector<double>& load, std::vector<double>& w);
+// the spread one kept within kSpreadTolerance. Sets w[e] = load[e] / count[e]. With roofline:
+// roofline_counts and roofline_weights instead (roofline.cpp), w[e] in seconds.
+Packing fresh_packing(const Bins& bins, const std::vector<double>& load, std::vector<double>& w,
+                      const RooflineBatch* roofline = nullptr);
+
+// Roofline-time placement (roofline.cpp states the model and its properties).
+// Throws ArgumentError("roofline: ...") unless b's fields are finite, rows, read_s, launch_s >= 0
+// and row_s > 0.
+void check_roofline(const RooflineBatch& b);
+// tau(m): expected seconds of one replica's GEMM when its rows are Poisson(m), no launch.
+double expected_gemm_seconds(const RooflineBatch& b, double m);
+// Replica counts by the roofline lower bound: >= 1 and <= cap each, summing to `slots`
+// (E <= slots <= E * cap); water-filling's far above the ridge.
+std::vector<int> roofline_counts(const std::vector<double>& load, int slots, int cap, int num_gpus,
+                                 const RooflineBatch& b);
+// Packing weight of one replica of each expert: tau(mu_e / c_e) + launch P(rows > 0), seconds.
+std::vector<double> roofline_weights(const std::vector<double>& load, const std::vector<int>& cnt,
+                                     const RooflineBatch& b);
 
 }  // namespace zepp::placement_detail

@@ -43,7 +43,30 @@ Placement place_eplb(const std::vector<double>& load, const Topology& topo, int 
 // the expert while another can take it. Slots of a GPU are in assignment order. Deterministic.
 // Throws ArgumentError for bad load ("load"), topology ("topo"), extra_slots < 0 or S > E
 // ("extra_slots").
-Placement place_zepp(const std::vector<double>& load, const Topology& topo, int extra_slots);
+//
+// roofline (an experiment beyond §4.1, issue 24 item 6; placement/roofline.cpp states the rule,
+// its guarantees and why it is off by default): when given, replica counts and the packing weigh
+// each replica by its expected roofline time at the deployment's batch instead of its tokens,
+// so an extra replica below the ridge, which costs a whole weight read whatever its rows, goes
+// where it adds the least time. nullptr: tokens, as §4.1 states (every caller's default). Also throws ArgumentError
+// ("roofline") unless its fields are finite, rows >= 0, read_s >= 0, row_s > 0, launch_s >= 0.
+struct RooflineBatch;
+Placement place_zepp(const std::vector<double>& load, const Topology& topo, int extra_slots,
+                     const RooflineBatch* roofline = nullptr);
+
+// One layer's expected batch in roofline terms (core/roofline.hpp's model): what Zepp's
+// placement needs to weigh a replica by time rather than tokens.
+struct RooflineBatch {
+  double rows = 0;      // expected (token, expert) rows of one batch over all GPUs
+  double read_s = 0;    // one expert's weight read, seconds (expert_weight_bytes / hbm_bw)
+  double row_s = 0;     // one row's SwiGLU FLOPs at peak, seconds (6 hidden ffn / peak_flops)
+  double launch_s = 0;  // one GEMM launch, seconds
+};
+
+// rows = tokens_per_gpu x G x top_k, the rest from the model and topo.compute. Throws
+// ArgumentError ("tokens_per_gpu" unless >= 0; "topo" unless peak_flops and hbm_bw > 0 and
+// kernel_launch >= 0; "model" unless hidden, ffn, top_k >= 1).
+RooflineBatch roofline_batch(const ModelShape& model, const Topology& topo, int64_t tokens_per_gpu);
 
 // No replicas: expert e in slot e, on GPU e / (E / G). Requires E % num_gpus == 0 (ArgumentError
 // "num_experts" otherwise).

@@ -24,7 +24,8 @@
 namespace zepp {
 namespace placement_detail {
 
-Packing fresh_packing(const Bins& bins, const std::vector<double>& load, std::vector<double>& w) {
+Packing fresh_packing(const Bins& bins, const std::vector<double>& load, std::vector<double>& w,
+                      const RooflineBatch* roofline) {
   const int E = int(load.size()), G = bins.num_gpus();
   // Replica counts exactly as §4.1 states: every extra slot to the expert with the highest demand
   // per replica (water-filling, pack.cpp). An earlier version also tried counts with fewer hot
@@ -40,9 +41,18 @@ Packing fresh_packing(const Bins& bins, const std::vector<double>& load, std::ve
   // Packing: spread over nodes (the paper's round-robin over nodes, pack.cpp) unless a plain LPT
   // packing of the same counts is lower by more than kSpreadTolerance (issue 11's guarantee under
   // strong skew, where the node rule forces pairs of heavy replicas onto one GPU).
-  const std::vector<int> cnt = water_fill_counts(load, G * bins.slots, G);
-  w.resize(E);
-  for (int e = 0; e < E; ++e) w[e] = load[e] / cnt[e];
+  //
+  // With roofline (roofline.cpp, an opt-in experiment that lost on held-out data): counts and
+  // weights in expected GEMM time at the deployment's batch instead of tokens; the packing below
+  // is the same.
+  const std::vector<int> cnt = roofline ? roofline_counts(load, G * bins.slots, G, G, *roofline)
+                                        : water_fill_counts(load, G * bins.slots, G);
+  if (roofline) {
+    w = roofline_weights(load, cnt, *roofline);
+  } else {
+    w.resize(E);
+    for (int e = 0; e < E; ++e) w[e] = load[e] / cnt[e];
+  }
   Packing spread = pack_lpt(bins, w, cnt, true);
   refine_swaps(bins, w, spread, true);
   if (bins.num_nodes() > 1) {
@@ -68,9 +78,11 @@ Bins bins_of(const Topology& topo, int slots) {
 
 using namespace placement_detail;
 
-Placement place_zepp(const std::vector<double>& load, const Topology& topo, int extra_slots) {
+Placement place_zepp(const std::vector<double>& load, const Topology& topo, int extra_slots,
+                     const RooflineBatch* roofline) {
   check_topology(topo);
   check_load(load, false);
+  if (roofline) check_roofline(*roofline);
   require(extra_slots >= 0, "extra_slots", "must be >= 0, got " + std::to_string(extra_slots));
   const int E = int(load.size()), G = topo.num_gpus();
   const int S = (E + G - 1) / G + extra_slots;
@@ -78,7 +90,7 @@ Placement place_zepp(const std::vector<double>& load, const Topology& topo, int 
           std::to_string(extra_slots) + " gives " + std::to_string(S) + " slots per GPU, more than the " +
               std::to_string(E) + " experts (an expert holds at most one replica per GPU)");
   std::vector<double> w;
-  const Packing pk = fresh_packing(bins_of(topo, S), load, w);
+  const Packing pk = fresh_packing(bins_of(topo, S), load, w, roofline);
   Placement p{G, E, S, {}};
   p.phy2log.reserve(size_t(G) * S);
   for (const auto& s : pk.experts) p.phy2log.insert(p.phy2log.end(), s.begin(), s.end());

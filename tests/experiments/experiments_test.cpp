@@ -348,13 +348,15 @@ TEST(Sweep, RunsZeppAblationsAsVariants) {
   opt.csv_path = scratch("variants.csv").string();
   opt.progress = nullptr;
   SweepSpec spec = tiny_spec();
-  spec.strategies = {"a2av", "zepp", "zepp/no-merge", "epic", "epic/zepp-placement", "zepp/eplb-placement"};
+  spec.strategies = {"a2av", "zepp", "zepp/no-merge", "epic", "epic/zepp-placement", "zepp/eplb-placement",
+                     "zepp/roofline-placement"};
   ASSERT_EQ(run_sweep(spec, opt), 1);
   const auto rows = read_results(opt.csv_path);
-  ASSERT_EQ(rows.size(), 6u);
+  ASSERT_EQ(rows.size(), 7u);
   EXPECT_EQ(rows[2].strategy, "zepp/no-merge");
   EXPECT_EQ(rows[4].strategy, "epic/zepp-placement");
   EXPECT_EQ(rows[5].strategy, "zepp/eplb-placement");
+  EXPECT_EQ(rows[6].strategy, "zepp/roofline-placement");
   EXPECT_GT(rows[2].inter_node_bytes, rows[1].inter_node_bytes);  // merge removes duplicate rows
   spec.strategies = {"a2av", "zepp/no-such-stage"};
   EXPECT_THROW(run_sweep(spec, opt), ArgumentError);
