@@ -62,6 +62,7 @@ std::string simulate(const pb::dict& s) {
   opt.waves = s["waves"].cast<bool>();
   opt.round_order_rule = !s["round_order_always"].cast<bool>();
   opt.local_first = s["local_first"].cast<bool>();
+  opt.roofline_placement = s["roofline_placement"].cast<bool>();
   const std::optional<int> horizon = optional_field<int>(s, "swap_horizon");  // None: the default
   opt.swap_horizon = horizon.value_or(kDefaultSwapHorizon);
   // "model" (default) charges each strategy's metadata exchange and planning, "free" does not.
@@ -95,6 +96,8 @@ std::string simulate(const pb::dict& s) {
                                      {"waves", !opt.waves}, {"round_order_always", !opt.round_order_rule},
                                      {"local_first", !opt.local_first}})
     require(!changed || zepp, key, "only acts with a Zepp strategy in strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)");
+  require(!opt.roofline_placement || named([](const std::string& n) { return n == "zepp" || n == "zepp+swaps"; }),
+          "roofline_placement", "only acts with a strategy on Zepp's §4.1 placement in strategies (zepp, zepp+swaps)");
   require(opt.locality || named([](const std::string& n) { return cli::takes_zepp_ablations(n) && n != "zepp-overlap"; }),
           "locality", "only acts with a Zepp strategy that routes by locality (zepp, zepp+swaps, zepp+hot)");
   require(!horizon || named([](const std::string& n) { return n == "zepp+swaps"; }),

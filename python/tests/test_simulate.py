@@ -88,6 +88,18 @@ def test_ablations_planning_and_horizon_match_the_program():
     assert py["cluster"]["planning"] == "free" and py["strategies"][2]["swaps"]["horizon"] == 3
 
 
+def test_roofline_placement_matches_the_program():
+    flags = ["--nodes", "2", "--size-mb", "0.25", "--executor", "estimate", "--strategies", "a2av,zepp",
+             "--roofline-placement"]
+    cli = json.loads(subprocess.run([program(), "simulate", "--format", "json", *flags],
+                                    capture_output=True, text=True, check=True).stdout)
+    py = zepp.simulate(nodes=2, size_mb=0.25, executor="estimate", strategies="a2av,zepp", roofline_placement=True)
+    same_figures(py, cli)
+    assert [s["name"] for s in py["strategies"]] == ["a2av", "zepp/roofline-placement"]
+    with pytest.raises(ValueError, match="^roofline_placement"):
+        zepp.simulate(nodes=2, size_mb=0.1, executor="estimate", strategies="a2av,eplb", roofline_placement=True)
+
+
 def test_strategy_entries_are_trimmed_as_the_program_trims_them():
     # "a2av, zepp+swaps" was split without trimming: " zepp+swaps" was unknown, and the horizon
     # was refused as if zepp+swaps were not named.

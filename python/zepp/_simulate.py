@@ -56,7 +56,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
              executor="sim", *, history=None, size_mb=1.0, seed=1, layer=-1, history_fraction=0.5, zipf=0.73, dataset="",
              extra_slots=2, balance_slack=0.1, nic_slack=0.0, eplb_groups=0, split=True, merge=True,
              overlap=True, locality=True, waves=True, round_order_always=False, local_first=True, swap_horizon=None,
-             planning="model", **overrides):
+             planning="model", roofline_placement=False, **overrides):
     """Place, route and time one MoE layer under each strategy; the figures `zepp simulate --format json` prints.
 
     Each keyword is the `zepp simulate` flag of the same name (underscores for dashes); defaults
@@ -82,6 +82,9 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
             combine waves, own-node-first compute and priority-only round order. Each acts only
             with a Zepp strategy (locality: one that routes by locality), and the rows of Zepp's
             strategies are then named with it, e.g. "zepp/no-split".
+        roofline_placement: True weighs Zepp's placement in roofline time at the batch instead of
+            tokens (`--roofline-placement`, an experiment that lost on held-out data, off by default:
+            docs/baselines/epic.md); only with zepp or zepp+swaps, whose rows are then named with it.
         swap_horizon: zepp+swaps' horizon in iterations (`--swap-horizon`; only with zepp+swaps;
             None: the program's default, 8).
         planning: "model" charges each strategy's per-batch metadata exchange and planning in
@@ -143,6 +146,7 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         round_order_always=_flag(round_order_always, "round_order_always"), local_first=_flag(local_first, "local_first"),
         swap_horizon=None if swap_horizon is None else count(swap_horizon, "swap_horizon", minimum=1, maximum=1000000),
         planning=planning,
+        roofline_placement=_flag(roofline_placement, "roofline_placement"),
         max_seconds=seconds_budget(),
     )
     return json.loads(_zepp.simulate(settings))
