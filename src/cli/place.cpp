@@ -7,7 +7,7 @@
 #include <fstream>
 #include <memory>
 #include <numeric>
-#include <algorithm>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -37,7 +37,7 @@ struct PlaceFlags {
   std::string history_path;  // placement input; --trace then only evaluates the placement
   std::string topology;  // preset or file: GPUs per node unless --gpus-per-node
   bool skip_invalid = false;
-  int nodes = 0, gpus_per_node = 0;
+  std::optional<int> nodes, gpus_per_node;  // with --trace
   int extra_slots = 2;  // R (DESIGN.md §3 default, paper §6.1)
   int groups = 0;       // EPLB expert groups; 0: one per node when it divides E
   std::string output_format, output_path;  // a serving engine's file instead of the JSON on stdout
@@ -69,10 +69,13 @@ LoadProblem read_load_file(const std::string& path) {
 // tables' values summed over tables (load-only traces).
 LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require(!f.model.empty(), "--model", "is required with --trace");
-  require(f.nodes != 0, "--nodes", "is required with --trace (the node count to place for)");
-  require(f.nodes >= 1, "--nodes", "must be >= 1 with --trace, got " + std::to_string(f.nodes));
-  if (!f.topology.empty() && f.gpus_per_node == 0) f.gpus_per_node = cluster_topology(f.topology, f.nodes).gpus_per_node;
-  require(f.gpus_per_node >= 1, "--gpus-per-node", "must be >= 1 with --trace");
+  require(f.nodes.has_value(), "--nodes", "is required with --trace (the node count to place for)");
+  const int nodes = *f.nodes;
+  require(nodes >= 1, "--nodes", "must be >= 1 with --trace, got " + std::to_string(nodes));
+  require(f.gpus_per_node || !f.topology.empty(), "--gpus-per-node",
+          "is required with --trace unless --topology names the cluster (its GPUs per node)");
+  const int gpn = f.gpus_per_node ? *f.gpus_per_node : cluster_topology(f.topology, nodes).gpus_per_node;
+  require(gpn >= 1, "--gpus-per-node", "must be >= 1 with --trace, got " + std::to_string(gpn));
   require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
   require(f.groups >= 0, "--groups", "must be >= 0");
   const ModelShape model = model_preset(f.model);
@@ -80,8 +83,8 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;
   Topology topo;
-  topo.nodes = f.nodes;
-  topo.gpus_per_node = f.gpus_per_node;
+  topo.nodes = nodes;
+  topo.gpus_per_node = gpn;
 
   LoadProblem p;
   p.layer_ids = trace.layer_ids();
@@ -94,7 +97,7 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
         for (int e = 0; e < E; ++e) w[e] += it->second[e];
     p.weight.push_back(std::move(w));
   }
-  p.num_nodes = f.nodes;
+  p.num_nodes = nodes;
   p.num_gpus = topo.num_gpus();
   p.num_replicas = (base_slots_per_gpu(model, topo) + f.extra_slots) * p.num_gpus;
   p.num_groups = eplb_groups_for(model, topo, f.groups);

@@ -75,6 +75,13 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                "a strategy on Zepp's §4.1 placement in --strategies (zepp, zepp+swaps)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
+  // One layer's diagnostics: --iterations and --layers drew no timeline and solved no optimum
+  // while accepting both silently.
+  for (const char* flag : {"--timeline", "--optimum"})
+    require(cmd.count(flag) == 0 || (!serving && !f.model.active()), flag,
+            std::string(serving ? "acts on one layer; it does not combine with --iterations"
+                                : "acts on one layer; it does not combine with --layers") +
+                " (leave it out)");
 }
 
 void run(const SimulateFlags& f) {
@@ -101,7 +108,6 @@ void run(const SimulateFlags& f) {
               std::to_string(opt.eplb_groups));
   require(f.model.active() || !f.model.any_step_flag(), "--phase/--batch/--context/--kv-cache-gb",
           "describe a whole model's step; add --layers all (or a list)");
-  require(f.timeline.empty() || !f.model.active(), "--timeline", "draws one layer; it does not combine with --layers");
   require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
           "runs one layer; leave out --iterations and --layers");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp

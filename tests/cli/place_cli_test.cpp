@@ -94,6 +94,27 @@ TEST(PlaceCli, TraceLoadsEveryLayer) {
   EXPECT_EQ(json::parse(e.out)["phy2log"][0].size(), 16u);
 }
 
+// --nodes 0 was taken for "not given" ("--nodes: is required"); --gpus-per-node left out without
+// --topology said "must be >= 1" although its help names the topology's as the default.
+TEST(PlaceCli, TraceNodeAndGpuCountErrorsSayWhatIsWrong) {
+  const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "trace absent: " << trace;
+  const std::string base = "place --policy zepp --trace " + trace + " --model mixtral-8x7b ";
+  const auto zero = run_zepp(base + "--nodes 0 --gpus-per-node 2");
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_NE(zero.err.find("--nodes: must be >= 1 with --trace, got 0"), std::string::npos) << zero.err;
+  const auto none = run_zepp(base + "--gpus-per-node 2");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("--nodes: is required with --trace"), std::string::npos) << none.err;
+  const auto gpn = run_zepp(base + "--nodes 2");
+  EXPECT_EQ(gpn.status, 2);
+  EXPECT_NE(gpn.err.find("--gpus-per-node: is required with --trace unless --topology names the cluster"),
+            std::string::npos) << gpn.err;
+  const auto topo = run_zepp(base + "--nodes 2 --topology a100");  // 4 GPUs per node: 8 GPUs
+  ASSERT_EQ(topo.status, 0) << topo.err;
+  EXPECT_EQ(json::parse(topo.out)["phy2log"][0].size(), 8u * (1 + 2));  // S = ceil(8 / 8) + 2
+}
+
 // eplb.py's global policy (num_groups % num_nodes != 0) accepts 6 GPUs on 4 nodes; num_nodes plays
 // no part in it.
 TEST(PlaceCli, EplbGlobalPolicyAnyGpuCount) {
