@@ -62,7 +62,7 @@ void drop_tasks(CommPlan& plan, const std::vector<char>& drop) {
 
   std::vector<Task> kept;
   kept.reserve(size_t(next));
-  std::vector<int32_t> index;  // the kept tasks' dependencies
+  CommPlan::Array index;  // the kept tasks' dependencies
   for (size_t i = 0; i < n; ++i) {
     if (drop[i]) continue;
     Task t = plan.tasks[i];

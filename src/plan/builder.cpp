@@ -131,17 +131,21 @@ int32_t Builder::new_transfer(int src, int dst, Phase phase, int round, Hop hop,
 void Builder::add_dep(int32_t task, int32_t dep) {
   if (dep < 0) return;
   // A task's dependencies are a set (finalize_deps sorts and dedups them); skipping a repeat of
-  // the task's last one keeps the log short (a GEMM's pairs mostly share their delivery).
-  if (size_t(task) >= last_dep_.size()) last_dep_.resize(plan_.tasks.size(), -1);
-  if (last_dep_[task] == dep) return;
-  last_dep_[task] = dep;
-  dep_log_.push_back({task, dep});
+  // the last few keeps the lists short.
+  auto& deps = staged(task).deps;
+  for (size_t i = deps.size(), seen = 0; i > 0 && seen < 4; --i, ++seen)
+    if (deps[i - 1] == dep) return;
+  deps.push_back(dep);
 }
 
-void Builder::add_row(int32_t task, int64_t token, const int64_t* pairs, size_t n) {
-  row_log_.push_back({task, int32_t(token), pairs ? int32_t(n) : -1});
-  if (pairs)
-    for (size_t i = 0; i < n; ++i) pair_log_.push_back(int32_t(pairs[i]));
+void Builder::add_row(int32_t task, int32_t token, const int32_t* pairs, size_t n) {
+  Staged& s = staged(task);
+  s.tokens.push_back(token);
+  if (pairs) {
+    if (s.pair_begin.empty()) s.pair_begin.push_back(0);
+    s.pairs.insert(s.pairs.end(), pairs, pairs + n);
+    s.pair_begin.push_back(int32_t(s.pairs.size()));
+  }
   Task& t = plan_.tasks[task];
   if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce) t.bytes += plan_.token_bytes;
 }
@@ -324,6 +328,7 @@ void Builder::add_compute_groups() {
   for (size_t i = 0; i < count.size(); ++i) group_pairs[i / N_ * N_ + group_of[i]] += count[i];
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
   std::vector<int64_t> fill(size_t(S) * N_, 0);      // [slot][group] -> its next pair's place in row_pairs
+  plan_.row_pairs.reserve(plan_.row_pairs.size() + gpu_of_pair_.size());
   for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p) {
     const int32_t slot = routing_.slot_of_pair[p];
     const int src_node = node_of(src_gpu_of_token_[p / K_]);
@@ -402,76 +407,50 @@ void Builder::add_barriers() {
 }
 
 void Builder::finalize_rows() {
-  // Counting sort of the row log by task (stable: each task keeps its rows in the order added).
-  const size_t n = plan_.tasks.size();
-  std::vector<int64_t> rows(n, 0), pairs(n, 0);
-  std::vector<char> with_pairs(n, 0);
-  for (const LoggedRow& r : row_log_) {
-    ++rows[r.task];
-    if (r.pairs >= 0) pairs[r.task] += r.pairs, with_pairs[r.task] = 1;
-  }
-  int64_t tok = int64_t(plan_.row_tokens.size()), pb = int64_t(plan_.row_pair_begin.size()),
-          pr = int64_t(plan_.row_pairs.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (rows[i] == 0) continue;
+  // Each task's staged rows, task after task, into the flat arrays (sized once).
+  size_t tok = plan_.row_tokens.size(), pb = plan_.row_pair_begin.size(), pr = plan_.row_pairs.size();
+  for (const Staged& s : staged_) tok += s.tokens.size(), pb += s.pair_begin.size(), pr += s.pairs.size();
+  plan_.row_tokens.reserve(tok);
+  plan_.row_pair_begin.reserve(pb);
+  plan_.row_pairs.reserve(pr);
+  auto move_in = [](CommPlan::Array& to, std::vector<int32_t>& from) {
+    const auto begin = int64_t(to.size());
+    to.insert(to.end(), from.begin(), from.end());
+    from = {};
+    return Range{begin, int64_t(to.size())};
+  };
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    Staged& s = staged_[i];
+    if (s.tokens.empty()) continue;  // compute tasks: pairs placed at creation
     Task& t = plan_.tasks[i];
-    t.tokens_at = {tok, tok + rows[i]};
-    tok += rows[i];
-    rows[i] = t.tokens_at.begin;  // from here on: the task's next row
-    if (with_pairs[i]) {
-      t.pair_begin_at = {pb, pb + t.tokens_at.size() + 1};
-      pb = t.pair_begin_at.end;
-      t.pairs_at = {pr, pr + pairs[i]};
-      pr += pairs[i];
-      pairs[i] = t.pairs_at.begin;  // the task's next pair
-    }
+    t.tokens_at = move_in(plan_.row_tokens, s.tokens);
+    t.pair_begin_at = move_in(plan_.row_pair_begin, s.pair_begin);
+    t.pairs_at = move_in(plan_.row_pairs, s.pairs);
   }
-  plan_.row_tokens.resize(size_t(tok));
-  plan_.row_pair_begin.resize(size_t(pb));
-  plan_.row_pairs.resize(size_t(pr));
-  size_t q = 0;  // the logged row's first pair in pair_log_
-  for (const LoggedRow& r : row_log_) {
-    const Task& t = plan_.tasks[r.task];
-    const int64_t row = rows[r.task]++;
-    plan_.row_tokens[size_t(row)] = r.token;
-    if (r.pairs < 0) continue;
-    std::copy_n(pair_log_.begin() + ptrdiff_t(q), r.pairs, plan_.row_pairs.begin() + pairs[r.task]);
-    q += size_t(r.pairs);
-    pairs[r.task] += r.pairs;
-    const int64_t pb_row = t.pair_begin_at.begin + (row - t.tokens_at.begin);
-    if (row == t.tokens_at.begin) plan_.row_pair_begin[size_t(pb_row)] = 0;
-    plan_.row_pair_begin[size_t(pb_row) + 1] = int32_t(pairs[r.task] - t.pairs_at.begin);
-  }
-  row_log_ = {};
-  pair_log_ = {};
 }
 
 void Builder::finalize_deps() {
-  // Each task's dependencies: those already in the plan (broadcasts) and the logged ones,
+  // Each task's dependencies: those already in the plan (broadcasts) and the staged ones,
   // sorted and deduplicated, in a new dep_index.
-  const size_t n = plan_.tasks.size();
-  std::vector<int64_t> begin(n + 1, 0);
-  for (const auto& [task, dep] : dep_log_) ++begin[size_t(task) + 1];
-  for (size_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
-  std::vector<int32_t> logged(dep_log_.size());
-  {
-    std::vector<int64_t> at(begin.begin(), begin.end() - 1);
-    for (const auto& [task, dep] : dep_log_) logged[size_t(at[size_t(task)]++)] = dep;
-  }
-  dep_log_ = {};
-  std::vector<int32_t> out;
-  out.reserve(logged.size() + plan_.dep_index.size());
-  for (size_t i = 0; i < n; ++i) {
+  size_t total = plan_.dep_index.size();
+  for (const Staged& s : staged_) total += s.deps.size();
+  CommPlan::Array out;
+  out.reserve(total);
+  for (size_t i = 0; i < plan_.tasks.size(); ++i) {
     Task& t = plan_.tasks[i];
     const auto first = ptrdiff_t(out.size());
     const auto own = plan_.deps(t);
     out.insert(out.end(), own.begin(), own.end());
-    out.insert(out.end(), logged.begin() + begin[i], logged.begin() + begin[i + 1]);
+    if (i < staged_.size()) {
+      out.insert(out.end(), staged_[i].deps.begin(), staged_[i].deps.end());
+      staged_[i].deps = {};
+    }
     std::sort(out.begin() + first, out.end());
     out.erase(std::unique(out.begin() + first, out.end()), out.end());
     t.deps_at = {first, int64_t(out.size())};
   }
   plan_.dep_index = std::move(out);
+  staged_ = {};
 }
 
 CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts) {

@@ -58,11 +58,11 @@ int32_t Builder::final_reduce(int gpu, int32_t arrival) {
   return known;
 }
 
-int Builder::wave_of(int node, const int64_t* first, const int64_t* last) const {
+int Builder::wave_of(int node, const int32_t* first, const int32_t* last) const {
   const int W = opt_.combine_waves;
   if (W <= 1 || node_span_[node] <= 0) return 0;
   double done = 0;
-  for (const int64_t* p = first; p != last; ++p) done = std::max(done, est_done_[compute_of_pair_[*p]]);
+  for (const int32_t* p = first; p != last; ++p) done = std::max(done, est_done_[compute_of_pair_[*p]]);
   // Wave w holds completions in (w, w + 1] * span / W: a GEMM ending at span / W is in wave 0.
   const double x = double(W) * done / node_span_[node];
   return std::clamp(int(std::ceil(x - 1e-9)) - 1, 0, W - 1);
@@ -87,7 +87,7 @@ void Builder::add_combine() {
   // Flow d -> n is flows_[n * N + d] (builder.hpp), reserved by dispatch.
   std::vector<Flow>& flows = flows_;
   const int64_t T = batch_.num_tokens();
-  std::vector<int64_t> by_gpu(K_);
+  std::vector<int32_t> by_gpu(K_);
   for (int64_t t = 0; t < T; ++t) {
     const int src = src_gpu_of_token_[t];
     const int n = node_of(src);
@@ -96,7 +96,7 @@ void Builder::add_combine() {
       gather_used_.clear();
       gather_node_ = n;
     }
-    for (int k = 0; k < K_; ++k) by_gpu[k] = t * K_ + k;
+    for (int k = 0; k < K_; ++k) by_gpu[k] = int32_t(t * K_ + k);
     sort_by_gpu(by_gpu.data(), by_gpu.data() + K_, gpu_of_pair_.data());
 
     for (size_t a = 0; a < by_gpu.size();) {

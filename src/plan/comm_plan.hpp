@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.hpp"
 #include "core/types.hpp"
 
 namespace zepp {
@@ -191,9 +192,10 @@ struct CommPlan {
   PlanOptions options;
   std::vector<Task> tasks;
   double shared_expert_s = 0;  // the shared-expert window (PlanOptions::shared_expert_window), s
-  // The flat arrays. A range no task names any more (after set_rows, set_deps, add_dep moved a
-  // list) is unused space, never read.
-  std::vector<int32_t> row_tokens, row_pair_begin, row_pairs, dep_index, multicast_gpus;
+  // The flat arrays (huge pages: core/huge_pages.hpp). A range no task names any more (after
+  // set_rows, set_deps, add_dep moved a list) is unused space, never read.
+  using Array = std::vector<int32_t, HugePageAllocator<int32_t>>;
+  Array row_tokens, row_pair_begin, row_pairs, dep_index, multicast_gpus;
 
   // A task's lists (Task documents them). The non-const overloads allow editing in place.
   std::span<const int32_t> tokens(const Task& t) const { return view(row_tokens, t.tokens_at); }
@@ -241,11 +243,9 @@ struct CommPlan {
   }
 
  private:
-  static std::span<const int32_t> view(const std::vector<int32_t>& v, Range r) {
-    return {v.data() + r.begin, size_t(r.size())};
-  }
-  static std::span<int32_t> view(std::vector<int32_t>& v, Range r) { return {v.data() + r.begin, size_t(r.size())}; }
-  static Range append(std::vector<int32_t>& v, const std::vector<int32_t>& x) {
+  static std::span<const int32_t> view(const Array& v, Range r) { return {v.data() + r.begin, size_t(r.size())}; }
+  static std::span<int32_t> view(Array& v, Range r) { return {v.data() + r.begin, size_t(r.size())}; }
+  static Range append(Array& v, const std::vector<int32_t>& x) {
     const int64_t begin = int64_t(v.size());
     v.insert(v.end(), x.begin(), x.end());
     return {begin, int64_t(v.size())};
@@ -282,7 +282,8 @@ int32_t add_broadcast_tasks(CommPlan& plan, const MulticastMove& move, double by
 // 10 and 20); compute groups by delivery rank (1..N-1, own node N); pre-reductions -1 (their
 // return transfer waits on them); final reductions N+1.
 // Throws ArgumentError naming the argument when shapes disagree (batch vs placement vs
-// topology vs model, a pair routed to a slot of another expert, nic_slack < 0).
+// topology vs model, a pair routed to a slot of another expert, nic_slack < 0) and "batch: ..."
+// for 2^31 or more (token, expert) pairs (the plan's indices are int32).
 // `multicasts`: replicas broadcast in the switch (MulticastMove); their member slots wait for
 // the broadcast's barrier, and a slot may not be both moved and multicast.
 CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,

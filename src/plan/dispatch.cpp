@@ -16,13 +16,13 @@ void Builder::add_dispatch() {
     flows[i].targets.reserve(remote_pairs_[i]);
   }
   const int64_t T = batch_.num_tokens();
-  std::vector<int64_t> by_gpu;  // the token's pairs, ordered by serving GPU
+  std::vector<int32_t> by_gpu;  // the token's pairs, ordered by serving GPU
   for (int64_t t = 0; t < T; ++t) {
     const int src = src_gpu_of_token_[t];
     const int n = node_of(src);
     by_gpu.clear();
     for (int64_t p = t * K_; p < (t + 1) * K_; ++p)
-      if (gpu_of_pair_[p] != src) by_gpu.push_back(p);
+      if (gpu_of_pair_[p] != src) by_gpu.push_back(int32_t(p));
     sort_by_gpu(by_gpu.data(), by_gpu.data() + by_gpu.size(), gpu_of_pair_.data());
 
     for (size_t a = 0; a < by_gpu.size();) {
@@ -36,7 +36,7 @@ void Builder::add_dispatch() {
       if (d == n) {
         const int lane = ((local_of(h) - local_of(src) - 1) % G_ + G_) % G_;
         const int32_t task = transfer(src, h, Phase::Dispatch, 0, Hop::Direct, transfer_priority(Phase::Dispatch, 0, lane));
-        add_row(task, t);
+        add_row(task, int32_t(t));
         for (size_t q = a; q < b; ++q) deliver_[by_gpu[q]] = task;
       } else {
         Flow& f = flows[size_t(n) * N_ + d];
@@ -61,7 +61,7 @@ void Builder::add_dispatch() {
       for (size_t r = 0; r < f.rows.size(); ++r) {
         const FlowRow& row = f.rows[r];
         for (uint32_t q = row.pair_begin; q < f.pair_end(r); ++q) {
-          const int64_t p = f.pairs[q];
+          const int32_t p = f.pairs[q];
           const auto* tgt = std::find(&f.targets[row.tgt_begin], &f.targets[0] + f.tgt_end(r), gpu_of_pair_[p]);
           deliver_[p] = delivered[tgt - &f.targets[0]];
           if (!receiver_.empty()) receiver_[p] = receivers[r];

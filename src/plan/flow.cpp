@@ -105,6 +105,9 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     if (id < 0) {
       id = new_transfer(src, dst, phase, round, hop, priority);
       flow_used_.push_back(i);
+      Staged& s = staged(id);  // its rows and pairs, counted in pass 1
+      s.tokens.reserve(size_t(flow_rows_[i]));
+      if (with_pairs) s.pair_begin.reserve(size_t(flow_rows_[i]) + 1), s.pairs.reserve(size_t(flow_pairs_[i]));
     }
     return id;
   };
@@ -112,7 +115,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
   if (receivers) receivers->assign(flow.rows.size(), -1);
   for (size_t r = 0; r < flow.rows.size(); ++r) {
     const FlowRow& row = flow.rows[r];
-    const int64_t* pairs = with_pairs ? flow.pairs.data() + row.pair_begin : nullptr;
+    const int32_t* pairs = with_pairs ? flow.pairs.data() + row.pair_begin : nullptr;
     const size_t n_pairs = flow.pair_end(r) - row.pair_begin;
     const int nic = nic_of_row[r];
     int32_t ready = row.dep;

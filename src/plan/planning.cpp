@@ -112,7 +112,7 @@ void charge_planning(CommPlan& plan, const PlanningWork& work) {
   }
   // Every task of the layer on a GPU waits for its planning: the dependency lists rebuilt with
   // it appended, in one pass.
-  std::vector<int32_t> index;
+  CommPlan::Array index;
   index.reserve(plan.dep_index.size() + size_t(existing));
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     Task& t = plan.tasks[i];
