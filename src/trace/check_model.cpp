@@ -28,9 +28,11 @@ void check_trace_matches_model(const Trace& trace, const ModelShape& model) {
       if (r < 0 || size_t(r) >= trace.requests.size())
         fail("layer " + std::to_string(layer) + " names request " + std::to_string(r) + " of " +
              std::to_string(trace.requests.size()));
-    for (int32_t id : lt.expert_ids)
-      if (id < 0 || id >= model.num_experts)
-        fail("layer " + std::to_string(layer) + " selects expert " + std::to_string(id) + ", the model has " +
+    // The request names where it was read (its file, relative to the trace, or its problem id in a log).
+    for (size_t i = 0; i < lt.expert_ids.size(); ++i)
+      if (const int32_t id = lt.expert_ids[i]; id < 0 || id >= model.num_experts)
+        fail("layer " + std::to_string(layer) + " selects expert " + std::to_string(id) + " in request '" +
+             trace.requests[size_t(lt.request[i / size_t(lt.top_k)])] + "', the model has " +
              std::to_string(model.num_experts) + " experts");
   }
   for (const LoadTable& t : trace.loads)

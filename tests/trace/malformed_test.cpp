@@ -232,7 +232,7 @@ TEST(ModelCheck, NamesModelAndTrace) {
     return std::string("no error");
   };
   m.num_experts = 7;
-  EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 selects expert 7, the model has 7 experts");
+  EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 selects expert 7 in request 't.json', the model has 7 experts");
   m.num_experts = 8;
   m.top_k = 1;
   EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 has top-k 2, the model 1");
