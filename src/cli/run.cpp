@@ -3,6 +3,7 @@
 // MPI is initialised here, only for this subcommand, so the others run without mpirun.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,7 @@ struct RunFlags {
   std::string format = "table";
   mpi::SessionOptions opt;
   double tolerance = 1e-4;
-  bool nodes_given = false;
+  bool nodes_given = false, swap_horizon_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
   std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
   nlohmann::json degraded;        // set by prepare() when nodes are lost: the report printed with the results
@@ -65,8 +66,12 @@ std::string table(const nlohmann::json& doc) {
                   s["output_checksum"].get<std::string>().c_str(), s["wire_checksum"].get<std::string>().c_str());
     out += line;
   }
+  bool swaps = false;
   for (const auto& s : doc["strategies"])
-    if (s.contains("swaps")) out += swap_line(s["strategy"].get<std::string>(), s["swaps"]);
+    if (s.contains("swaps")) out += swap_line(s["strategy"].get<std::string>(), s["swaps"]), swaps = true;
+  if (swaps)
+    out += "  (the swap rule decides before the layer runs, in the cluster model's µs (the topology preset, fp32 "
+           "weights as this run moves them), not in the measured ms above)\n";
   if (doc.contains("degraded")) {
     const auto& d = doc["degraded"];
     const auto& z = d["zepp_rebalance"];
@@ -138,6 +143,13 @@ void check_flags(const RunFlags& f) {
           "expected R in [0, 65536], got " + std::to_string(f.opt.strategy.extra_slots));
   require_in_range(f.opt.strategy.balance_slack, "--balance-slack", 0, 0.999999);
   require_in_range(f.opt.strategy.nic_slack, "--nic-slack", 0, 1e6);
+  require(f.opt.strategy.swap_horizon >= 1 && f.opt.strategy.swap_horizon <= 1000000, "--swap-horizon",
+          "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.strategy.swap_horizon));
+  {
+    const auto names = strategy_list(f.strategies, "--strategy");
+    require(!f.swap_horizon_given || std::find(names.begin(), names.end(), "zepp+swaps") != names.end(), "--swap-horizon",
+            "only acts with zepp+swaps in --strategy; leave it out or add that");
+  }
   require(std::isfinite(f.tolerance), "--tolerance", "expected a finite positive number");
   // The size check before MPI starts (prepare repeats it with the rank count): the flags' model
   // on the nodes given, or one node.
@@ -293,6 +305,10 @@ void add_run(CLI::App& app) {
   cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §4.1)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C: replica load within (1 +- C) q (equation 1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
+  cmd->add_option("--swap-horizon", f->opt.strategy.swap_horizon,
+                  "zepp+swaps: iterations a swap's compute saving is summed over against the unhidden part of its "
+                  "weight transfer (paper §4.3; as zepp simulate)")
+      ->capture_default_str();
   cmd->add_option("--failed-nodes", f->failed_nodes,
                   "Lost nodes (comma-separated ids) of a cluster of ranks / --gpus-per-node + lost nodes: the ranks are "
                   "its surviving GPUs, running the full cluster's batch with every GPU keeping its slots")
@@ -305,6 +321,7 @@ void add_run(CLI::App& app) {
                   "predicted wall time and phases (with --timeline, FILE-<strategy>-predicted.json too)");
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
+    f->swap_horizon_given = cmd->count("--swap-horizon") > 0;
     // Flag errors too go through the one-reporter path below: a rank that exits on its own
     // before MPI_Init can make mpirun kill rank 0 before it has printed the message.
     std::string error;

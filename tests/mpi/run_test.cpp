@@ -193,17 +193,19 @@ TEST(MpiRun, SwapRuleIsReported) {
             std::string::npos)
       << tab.out;
 
-  // --layers: each layer's JSON carries its rule, the table sums them over the layers.
-  const Launch stack = mpirun(c.np, c.args() + " --strategy zepp+swaps --layers 1-2");
+  EXPECT_NE(tab.out.find("not in the measured ms above"), std::string::npos) << tab.out;
+  // --layers: each layer's JSON carries its rule, the table sums them over the layers; --swap-horizon
+  // reaches the rule as in zepp simulate.
+  const Launch stack = mpirun(c.np, c.args() + " --strategy zepp+swaps --layers 1-2 --swap-horizon 3");
   ASSERT_EQ(stack.status, 0) << stack.err << stack.out;
   int accepted = 0;
   const auto stack_doc = nlohmann::json::parse(stack.out);
   for (const auto& l : stack_doc["strategies"][0]["layers"]) {
     ASSERT_TRUE(l.contains("swaps")) << l;
-    EXPECT_EQ(l["swaps"]["horizon"].get<int>(), kDefaultSwapHorizon);
+    EXPECT_EQ(l["swaps"]["horizon"].get<int>(), 3);
     accepted += l["swaps"]["accepted"].get<int>();
   }
-  const Launch stack_tab = mpirun(c.np, table_args + " --strategy zepp+swaps --layers 1-2");
+  const Launch stack_tab = mpirun(c.np, table_args + " --strategy zepp+swaps --layers 1-2 --swap-horizon 3");
   ASSERT_EQ(stack_tab.status, 0) << stack_tab.err << stack_tab.out;
   EXPECT_NE(stack_tab.out.find("zepp+swaps    swaps: " + std::to_string(accepted) + " accepted"), std::string::npos)
       << stack_tab.out;
@@ -309,7 +311,8 @@ TEST(MpiRun, BadArgumentOnFourRanksIsOneMessage) {
   };
   for (const Case& c : {Case{"--model mixtral-8x7b --seed '' --hidden 16 --ffn 8", "--seed"},
                         Case{"--model mixtral-8x7b --tolerance -1 --hidden 16 --ffn 8", "--tolerance"},
-                        Case{"--model mixtral-8x7b --gpus-per-node 3 --hidden 16 --ffn 8", "--gpus-per-node"}}) {
+                        Case{"--model mixtral-8x7b --gpus-per-node 3 --hidden 16 --ffn 8", "--gpus-per-node"},
+                        Case{"--model mixtral-8x7b --strategy zepp --swap-horizon 4 --hidden 16 --ffn 8", "--swap-horizon"}}) {
     const Launch r = mpirun(4, c.args, 60);
     EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
     EXPECT_EQ(count_of(r.err, c.flag), 1u) << c.args << "\n" << r.err;
