@@ -46,6 +46,12 @@ std::string fmt_ms(double s) {
   return b;
 }
 
+std::string fmt_ratio(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3fx", x);
+  return b;
+}
+
 std::string table(const nlohmann::json& doc) {
   std::string out = doc["workload"].get<std::string>() + "\n";
   char line[512];
@@ -116,7 +122,7 @@ std::string table(const nlohmann::json& doc) {
   }
   if (doc.contains("a2av_over_zepp")) {
     const auto& ratio = doc["a2av_over_zepp"];
-    const std::string bytes = ratio["nic_bytes"].is_null() ? "n/a (zepp sends none)" : std::to_string(ratio["nic_bytes"].get<double>()) + "x";
+    const std::string bytes = ratio["nic_bytes"].is_null() ? "n/a (zepp sends none)" : fmt_ratio(ratio["nic_bytes"].get<double>());
     std::snprintf(line, sizeof line, "a2av / zepp: wall time %.3fx, inter-node bytes %s\n", ratio["wall"].get<double>(), bytes.c_str());
     out += line;
     if (ratio.contains("predicted_wall")) {

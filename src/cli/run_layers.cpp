@@ -11,6 +11,7 @@
 
 #include "cli/model.hpp"
 #include "core/error.hpp"
+#include "model/moe_layers.hpp"
 #include "mpi/stack.hpp"
 #include "pipeline/swap_line.hpp"
 
@@ -65,13 +66,10 @@ int run_layers(const WorkloadFlags& w, const std::string& layers, const std::vec
           "is not used with --layers (each layer's history is the first requests of --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
   check_trace_matches_model(trace, model);
-  std::vector<int> ids = parse_layers(layers);
-  if (ids.empty()) ids = trace.layer_ids();
+  const std::vector<int> ids = model::selected_layers(trace, parse_layers(layers));  // as zepp simulate --layers
   require(trace.has_tokens(), "--trace", "--layers under MPI needs per-token selections (not a load-only trace)");
-  const std::vector<int> present = trace.layer_ids();
   std::vector<Workload> workloads;
   for (int l : ids) {
-    require(std::binary_search(present.begin(), present.end(), l), "--layers", "layer " + std::to_string(l) + " is not in the trace");
     WorkloadOptions o = w.workload;
     o.layer = l;
     workloads.push_back(build_workload(&trace, model, topo, o));

@@ -7,7 +7,6 @@
 #include "serving/serve.hpp"
 
 namespace zepp::model {
-namespace {
 
 std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& asked) {
   const std::vector<int> present = trace.layer_ids();
@@ -23,6 +22,8 @@ std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& ask
   }
   return out;
 }
+
+namespace {
 
 MoeLayerTime from_outcome(int layer, const StrategyOutcome& o) {
   return {layer, o.result.latency_s, o.routing_wall_s, o.imbalance, o.result.inter_node_bytes, o.result.nvlink_bytes, o.swap};

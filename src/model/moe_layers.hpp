@@ -48,6 +48,11 @@ struct MoeRun {
   std::vector<SystemMoe> systems;
 };
 
+// The trace layers `asked` names, ascending (every MoE layer of the trace when empty). Throws
+// ArgumentError("layers: ...") for a layer absent from the trace (listing those present) or one
+// listed twice.
+std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& asked);
+
 // Progress: (layers done, layers in all, system) after each (layer, system).
 using MoeProgress = std::function<void(int done, int total, const std::string& system)>;
 
