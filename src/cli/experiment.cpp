@@ -100,7 +100,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
     f->opt.link_sharing = parse_link_sharing(f->link_sharing, "--link-sharing");
     require(f->planning == "model" || f->planning == "free", "--planning", "expected model or free, got '" + f->planning + "'");
     f->opt.strategy.planning = f->planning == "model" ? PlanningMode::Model : PlanningMode::Free;
-    require(f->opt.strategy.extra_slots >= 0, "--extra-slots", "must be >= 0");
+    require_in_range(f->opt.strategy.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
     require(f->opt.strategy.balance_slack >= 0 && f->opt.strategy.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
     require(f->opt.strategy.nic_slack >= 0, "--nic-slack", "must be >= 0");
     run_figure(spec(), *f);

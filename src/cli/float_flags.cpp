@@ -79,18 +79,25 @@ std::string check(const std::string& text, const Range* r) {
 // "" when `text` is a whole number of the flag's type (int, or with is_unsigned uint64_t), written
 // in decimal; else what was expected and what came.
 std::string check_whole(const std::string& text, bool is_unsigned) {
-  const char* range = is_unsigned ? "[0, 18446744073709551615]" : "[-2147483648, 2147483647]";
   errno = 0;
   char* end = nullptr;
-  bool ok = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || (!is_unsigned && text[0] == '-'));
-  if (ok && is_unsigned) {
+  bool whole = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) || (!is_unsigned && text[0] == '-'));
+  bool fits = true;
+  if (whole && is_unsigned) {
     std::strtoull(text.c_str(), &end, 10);
-  } else if (ok) {
+  } else if (whole) {
     const long long v = std::strtoll(text.c_str(), &end, 10);
-    ok = v >= INT32_MIN && v <= INT32_MAX;
+    fits = v >= INT32_MIN && v <= INT32_MAX;
   }
-  ok = ok && end == text.c_str() + text.size() && errno != ERANGE;
-  return ok ? std::string() : "expected a whole number in " + std::string(range) + ", got '" + text + "'";
+  whole = whole && end == text.c_str() + text.size();
+  fits = fits && errno != ERANGE;
+  if (!whole) return "expected a whole number, got '" + text + "'";
+  // The flag's own range is checked once the value is read (its message names it); here only
+  // what the flag's type can hold.
+  if (!fits)
+    return "expected a whole number in " + std::string(is_unsigned ? "[0, 18446744073709551615]" : "[-2147483648, 2147483647]") +
+           ", got '" + text + "'";
+  return "";
 }
 
 }  // namespace

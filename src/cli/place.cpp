@@ -76,7 +76,7 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
           "is required with --trace unless --topology names the cluster (its GPUs per node)");
   const int gpn = f.gpus_per_node ? *f.gpus_per_node : cluster_topology(f.topology, nodes).gpus_per_node;
   require(gpn >= 1, "--gpus-per-node", "must be >= 1 with --trace, got " + std::to_string(gpn));
-  require(f.extra_slots >= 0 && f.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
+  require_in_range(f.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
   require(f.groups >= 0, "--groups", "must be >= 0");
   const ModelShape model = model_preset(f.model);
   const Trace trace = read_trace_warning(path, f.skip_invalid, &model);

@@ -145,8 +145,7 @@ void check_flags(const RunFlags& f) {
             name + " runs on the sim executor only (zepp simulate --strategies " + name +
                 "): its in-switch multicast and shared-expert tasks have no MPI execution");
   require(f.opt.repeat >= 1, "--repeat", "must be >= 1");
-  require(f.opt.strategy.extra_slots >= 0 && f.opt.strategy.extra_slots <= 1 << 16, "--extra-slots",
-          "expected R in [0, 65536], got " + std::to_string(f.opt.strategy.extra_slots));
+  require_in_range(f.opt.strategy.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
   require_in_range(f.opt.strategy.balance_slack, "--balance-slack", 0, 0.999999);
   require_in_range(f.opt.strategy.nic_slack, "--nic-slack", 0, 1e6);
   require(f.opt.strategy.swap_horizon >= 1 && f.opt.strategy.swap_horizon <= 1000000, "--swap-horizon",

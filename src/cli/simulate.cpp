@@ -87,7 +87,7 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
 void run(const SimulateFlags& f) {
   require(f.opt.balance_slack >= 0 && f.opt.balance_slack < 1, "--balance-slack", "must be in [0, 1)");
   require(f.opt.nic_slack >= 0, "--nic-slack", "must be >= 0");
-  require(f.opt.extra_slots >= 0 && f.opt.extra_slots <= 1 << 16, "--extra-slots", "must be in [0, 65536]");
+  require_in_range(f.opt.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
   require(f.serve.iterations >= 0, "--iterations", "must be >= 0");
   require(f.opt.swap_horizon >= 1 && f.opt.swap_horizon <= 1000000, "--swap-horizon",
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.swap_horizon));

@@ -93,7 +93,7 @@ TEST(Hardening, FloatFlagsMustBeFiniteAndInRange) {
 
 TEST(Hardening, NegativeSeedsAndCountsNameTheirFlag) {
   expect_refused("calibrate --data-seed -1", {"--data-seed", "-1"});
-  expect_refused("run --extra-slots -1", {"--extra-slots: expected R in [0, 65536], got -1"});
+  expect_refused("run --extra-slots -1", {"--extra-slots: expected a number in [0, 65536], got -1"});
 }
 
 // Flags that act only in another mode were accepted and ignored.
