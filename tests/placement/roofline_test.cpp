@@ -12,6 +12,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include "../common/errors.hpp"
 #include "core/error.hpp"
 #include "placement/pack.hpp"
 #include "placement/placement.hpp"
@@ -45,14 +46,7 @@ std::set<int> experts_on(const zepp::Placement& p, int gpu) {
   return s;
 }
 
-std::string argument_error(auto call) {
-  try {
-    call();
-  } catch (const zepp::ArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using zepp::testing::argument_error;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include "../common/errors.hpp"
 #include "core/error.hpp"
 #include "placement/placement.hpp"
 #include "placement/rebalance.hpp"
@@ -27,14 +28,7 @@ std::set<int> nodes_of(const zepp::Placement& p, int e, int gpus_per_node) {
   return s;
 }
 
-std::string argument_error(auto call) {
-  try {
-    call();
-  } catch (const zepp::ArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using zepp::testing::argument_error;
 
 }  // namespace
 
