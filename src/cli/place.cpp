@@ -38,8 +38,8 @@ struct PlaceFlags {
   std::string topology;  // preset or file: GPUs per node unless --gpus-per-node
   bool skip_invalid = false;
   std::optional<int> nodes, gpus_per_node;  // with --trace
-  int extra_slots = 2;  // R (DESIGN.md §3 default, paper §6.1)
-  int groups = 0;       // EPLB expert groups; 0: one per node when it divides E
+  std::optional<int> extra_slots;  // R; not given: 2 (DESIGN.md §3 default, paper §6.1)
+  std::optional<int> groups;       // EPLB expert groups; not given or 0: one per node when it divides E
   std::string output_format, output_path;  // a serving engine's file instead of the JSON on stdout
   // Rebalancing and elastic EP (policy zepp): the current placement and lost GPUs or nodes.
   std::string previous_path, previous_format = "eplb-json";
@@ -76,8 +76,9 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
           "is required with --trace unless --topology names the cluster (its GPUs per node)");
   const int gpn = f.gpus_per_node ? *f.gpus_per_node : cluster_topology(f.topology, nodes).gpus_per_node;
   require(gpn >= 1, "--gpus-per-node", "must be >= 1 with --trace, got " + std::to_string(gpn));
-  require_in_range(f.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
-  require(f.groups >= 0, "--groups", "must be >= 0");
+  const int extra_slots = f.extra_slots.value_or(2), groups = f.groups.value_or(0);
+  require_in_range(extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
+  require(groups >= 0, "--groups", "must be >= 0, got " + std::to_string(groups));
   const ModelShape model = model_preset(f.model);
   const Trace trace = read_trace_warning(path, f.skip_invalid, &model);
   check_trace_matches_model(trace, model);
@@ -99,8 +100,8 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   }
   p.num_nodes = nodes;
   p.num_gpus = topo.num_gpus();
-  p.num_replicas = (base_slots_per_gpu(model, topo) + f.extra_slots) * p.num_gpus;
-  p.num_groups = eplb_groups_for(model, topo, f.groups);
+  p.num_replicas = (base_slots_per_gpu(model, topo) + extra_slots) * p.num_gpus;
+  p.num_groups = eplb_groups_for(model, topo, groups);
   return p;
 }
 
@@ -234,6 +235,16 @@ void run(const PlaceFlags& f) {
           "expected eplb, zepp or contiguous, got '" + f.policy + "'");
   const std::string source = f.history_path.empty() ? f.trace_path : f.history_path;
   require(f.load_path.empty() != source.empty(), "--load", "give exactly one of --load FILE or --trace/--history PATH");
+  if (!f.load_path.empty()) {  // the load file sets the problem: a trace-only flag would be ignored
+    const std::pair<bool, const char*> trace_only[] = {
+        {f.nodes.has_value(), "--nodes"},         {f.gpus_per_node.has_value(), "--gpus-per-node"},
+        {!f.topology.empty(), "--topology"},      {f.extra_slots.has_value(), "--extra-slots"},
+        {f.groups.has_value(), "--groups"},       {f.skip_invalid, "--skip-invalid"}};
+    for (const auto& [given, flag] : trace_only)
+      require(!given, flag,
+              "applies to --trace only: with --load the file's num_replicas, num_groups, num_nodes and num_gpus set "
+              "the problem");
+  }
   const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
   require(!rebalancing || f.policy == "zepp", "--previous",
           "--previous, --failed-gpus and --failed-nodes need --policy zepp (got '" + f.policy + "')");
@@ -348,10 +359,8 @@ void add_place(CLI::App& app) {
   cmd->add_option("--nodes", f->nodes, "Nodes (with --trace)");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (with --trace; default: the --topology's)");
   cmd->add_option("--topology", f->topology, "Cluster preset or topology file (docs/topology.md): its GPUs per node (with --trace)");
-  cmd->add_option("--extra-slots", f->extra_slots, "R: extra slots per GPU beyond ceil(E / G) (with --trace)")
-      ->capture_default_str();
-  cmd->add_option("--groups", f->groups, "EPLB expert groups (with --trace; 0: one per node when it divides E)")
-      ->capture_default_str();
+  cmd->add_option("--extra-slots", f->extra_slots, "R: extra slots per GPU beyond ceil(E / G) (with --trace; default 2)");
+  cmd->add_option("--groups", f->groups, "EPLB expert groups (with --trace; default 0: one per node when it divides E)");
   cmd->add_option("--output-format", f->output_format,
                   "Write a serving engine's file instead: sglang (--init-expert-location JSON), trtllm (load-balancer "
                   "YAML) or eplb-json")

@@ -75,6 +75,20 @@ TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
       << r.err;
 }
 
+// With --load the file sets the problem: a flag that applies to --trace only is refused, not ignored.
+TEST(PlaceCli, TraceOnlyFlagsAreRefusedWithLoad) {
+  const std::string f = write_file("place_trace_only.json",
+      R"({"weight": [[1, 2, 3, 4]], "num_replicas": 6, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
+  for (const std::string flag : {"--extra-slots 4", "--nodes 2", "--gpus-per-node 2", "--groups 1", "--topology a100"}) {
+    const auto r = run_zepp("place --policy zepp --load " + f + " " + flag);
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_NE(r.err.find(flag.substr(0, flag.find(' ')) + ": applies to --trace only: with --load the file's num_replicas"),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(run_zepp("place --policy zepp --load " + f).status, 0);
+}
+
 // A real trace: Mixtral-8x7B GSM8K (32 layers, 8 experts, top-2) on 2 nodes x 2 GPUs, R = 2.
 TEST(PlaceCli, TraceLoadsEveryLayer) {
   const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
