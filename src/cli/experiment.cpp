@@ -184,6 +184,8 @@ void run_report(const ReportFlags& f) {
                                       std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
   write_file_atomically(f.out, md, "--out");
   std::printf("report: %s\n", f.out.c_str());
+  if (const size_t n = links.size() + (fig11.empty() ? 0 : 1); n > 0)
+    std::printf("figures: %zu SVGs and their gnuplot scripts in %s (--figures)\n", n, figs.string().c_str());
   for (const auto& [path, p] : made_by) std::printf("  %s: %s\n", path.c_str(), describe(p).c_str());
 }
 

@@ -158,10 +158,17 @@ Topology WorkloadFlags::cluster() const {
   return t;
 }
 
+namespace {
+bool trace_warnings = true;
+}
+
+void silence_trace_warnings() { trace_warnings = false; }
+
 Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model) {
   std::map<int, std::string> layer_source;
   Trace t = read_trace_located(path, layer_source, ReadOptions{skip_invalid});
   if (model) check_trace_layers(t, layer_source, *model);
+  if (!trace_warnings) return t;
   if (!t.skipped_empty.empty()) {
     std::fprintf(stderr, "zepp: warning: %s: skipped %zu empty file(s) (no tokens in them, nothing lost):\n", path.c_str(),
                  t.skipped_empty.size());

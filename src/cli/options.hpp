@@ -86,4 +86,8 @@ std::string non_negative(const std::string& value);
 // Also rejects layer ids beyond `model`'s layer count when given (trace/layer_check.hpp).
 Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model = nullptr);
 
+// Under mpirun every rank reads the same trace: ranks other than 0 call this so its warnings
+// print once, not once per rank (errors still go through `zepp run`'s one reporter).
+void silence_trace_warnings();
+
 }  // namespace zepp::cli

@@ -319,7 +319,8 @@ void add_run(CLI::App& app) {
                   "its surviving GPUs, running the full cluster's batch with every GPU keeping its slots")
       ->delimiter(',');
   cmd->add_option("--timeline", f->timeline,
-                  "Write FILE-<strategy>.json (Chrome trace, one process per rank, as zepp simulate writes) and .svg, "
+                  "Write FILE-<strategy>.json (Chrome trace, one process per rank, as zepp simulate writes) and .svg (with its "
+                  "gnuplot data and script as .svg.dat and .svg.gp), "
                   "from the executor's own timestamps (fastest repeat)");
   cmd->add_option("--predict", f->predict,
                   "Calibrated topology file (zepp calibrate): also simulate each executed plan on it and print measured vs "
@@ -344,6 +345,7 @@ void add_run(CLI::App& app) {
     int me = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (me != 0) silence_trace_warnings();
     // Argument and input errors found while resolving (the rank count, the trace) are the same
     // on every rank: the lowest rank that has one reports it, once, and every rank exits with
     // status 2 without MPI_Abort and its banner, which stays for real faults.

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"
 #include "plan/comm_plan.hpp"
@@ -300,6 +301,19 @@ size_t count_of(const std::string& text, const std::string& needle) {
   size_t n = 0;
   for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
   return n;
+}
+
+// Every rank reads the same trace: a reading warning (an empty file skipped) prints once, from
+// rank 0, not once per rank.
+TEST(MpiRun, TraceWarningPrintsOnce) {
+  testing::TempDir dir;
+  std::string tokens;
+  for (int t = 0; t < 64; ++t) tokens += (t ? "," : "") + std::string("[") + std::to_string(t % 8) + "," + std::to_string((t + 3) % 8) + "]";
+  dir.write("prompt_1.json", "[{\"1\":[" + tokens + "]}]");
+  dir.write("prompt_2.json", "");
+  const Launch r = mpirun(4, "--trace " + dir.path() + " --model mixtral-8x7b --gpus-per-node 2 --hidden 16 --ffn 8 --strategy zepp", 60);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count_of(r.err, "skipped 1 empty file"), 1u) << r.err;
 }
 
 // Issue 15: a bad argument on 4 ranks is one message, exit status 2 on every rank (mpirun passes
