@@ -10,6 +10,7 @@
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
+#include "pipeline/variants.hpp"
 #include "workload/size.hpp"
 #include "core/topology_file.hpp"
 #include "trace/layer_check.hpp"
@@ -70,7 +71,7 @@ void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bo
     require(cmd.count(flag) == 0, flag, "only acts with " + mode + "; leave it out or add that");
 }
 
-std::vector<std::string> strategy_list(const std::string& text, const std::string& flag) {
+std::vector<std::string> strategy_list(const std::string& text, const std::string& flag, bool variants) {
   std::vector<std::string> out;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ',');) {
@@ -79,10 +80,12 @@ std::vector<std::string> strategy_list(const std::string& text, const std::strin
     require(!item.empty(), flag, "entry " + std::to_string(out.size() + 1) + " of '" + text + "' is empty");
     require(std::find(out.begin(), out.end(), item) == out.end(), flag, "names '" + item + "' twice");
     try {
-      find_strategy(item);
+      if (!variants || !is_variant(item)) find_strategy(item);
     } catch (const ArgumentError& e) {  // the registry's message, under the flag's name
       const std::string m = e.what();
-      throw ArgumentError(flag + m.substr(m.find(':')));
+      std::string listed;
+      for (const auto& v : variant_names()) listed += (listed.empty() ? "" : ", ") + v;
+      throw ArgumentError(flag + m.substr(m.find(':')) + (variants ? "; or a variant: " + listed : ""));
     }
     out.push_back(item);
   }
@@ -94,6 +97,7 @@ std::vector<std::string> strategy_list(const std::string& text, const std::strin
 bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
 
 std::string strategy_label(const std::string& name, const StrategyOptions& o) {
+  if (name == "epic" && o.epic_zepp_placement) return "epic/zepp-placement";
   if (!takes_zepp_ablations(name)) return name;
   std::string s = name;
   if (!o.split) s += "/no-split";
@@ -104,6 +108,7 @@ std::string strategy_label(const std::string& name, const StrategyOptions& o) {
   if (!o.round_order_rule) s += "/round-order-always";
   if (!o.local_first) s += "/no-local-first";
   if (o.roofline_placement && (name == "zepp" || name == "zepp+swaps")) s += "/roofline-placement";
+  if (!o.zepp_placement_rule && (name == "zepp" || name == "zepp+swaps")) s += "/eplb-placement";
   return s;
 }
 

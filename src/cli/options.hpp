@@ -65,8 +65,9 @@ void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bo
 // The strategies of a comma-separated --strategies value, in order, each trimmed of spaces
 // ("a2av, zepp" is a2av and zepp). Throws ArgumentError naming `flag` for an empty list, an empty
 // entry ("a2av,,zepp", a trailing comma), a name given twice (its row would repeat the same
-// numbers) or a name the strategy registry does not know (pipeline/strategy.hpp).
-std::vector<std::string> strategy_list(const std::string& text, const std::string& flag);
+// numbers) or a name the strategy registry does not know (pipeline/strategy.hpp); with
+// `variants`, a variant's name ("zepp/no-split", pipeline/variants.hpp) is taken too.
+std::vector<std::string> strategy_list(const std::string& text, const std::string& flag, bool variants = false);
 // Strategies built on Zepp's plan, which Zepp's ablation flags change (zepp+hot adds replicas to
 // it, zepp+swaps swaps, zepp-overlap keeps contiguous experts): every name starting with "zepp".
 bool takes_zepp_ablations(const std::string& name);

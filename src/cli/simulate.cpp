@@ -17,6 +17,7 @@
 #include "exec/sim_measured.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
+#include "pipeline/variants.hpp"
 #include "report/summary.hpp"
 #include "serving/serve.hpp"
 
@@ -39,10 +40,12 @@ struct SimulateFlags {
   std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
 };
 
-// Every registered strategy (one layer and --iterations alike), from the registry.
+// Every registered strategy (one layer and --iterations alike), from the registry, and the variants.
 std::string strategies_help() {
   std::string text = "Comma-separated strategies: ";
   for (const auto& n : strategy_names()) text += (text.back() == ' ' ? "" : ", ") + n;
+  text += "; on one layer also a variant (one stage switched, as the sweeps name them):";
+  for (const auto& n : variant_names()) text += (text.back() == ':' ? " " : ", ") + n;
   return text;
 }
 
@@ -61,7 +64,7 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   // Zepp's ablation flags and the swap horizon change only Zepp's strategies (a2av --no-merge
   // ran plain a2av and printed it as if ablated nothing). The names are checked first, so that
   // " zepp+swaps" is not mistaken for another strategy.
-  const auto names = strategy_list(f.strategies, "--strategies");
+  const auto names = strategy_list(f.strategies, "--strategies", true);
   const auto named = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
   require_mode(cmd, {"--no-split", "--no-merge", "--no-overlap", "--no-waves", "--round-order-always", "--no-local-first"},
                named([](const std::string& n) { return takes_zepp_ablations(n); }),
@@ -91,7 +94,7 @@ void run(const SimulateFlags& f) {
   require(f.serve.iterations >= 0, "--iterations", "must be >= 0");
   require(f.opt.swap_horizon >= 1 && f.opt.swap_horizon <= 1000000, "--swap-horizon",
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.swap_horizon));
-  const auto names = strategy_list(f.strategies, "--strategies");
+  const auto names = strategy_list(f.strategies, "--strategies", true);
   StrategyOptions opt = f.opt;
   opt.split = !f.no_split;
   opt.merge = !f.no_merge;
@@ -110,6 +113,10 @@ void run(const SimulateFlags& f) {
           "describe a whole model's step; add --layers all (or a list)");
   require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
           "runs one layer; leave out --iterations and --layers");
+  for (const auto& n : names)
+    require(!is_variant(n) || (!f.model.active() && f.serve.iterations == 0), "--strategies",
+            "'" + n + "' is a one-layer variant; with --iterations or --layers give its base strategy and the flag that "
+            "switches the stage (e.g. zepp --no-split)");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;
@@ -128,13 +135,24 @@ void run(const SimulateFlags& f) {
   w.strategies = int(names.size());
   w.zepp_placement = packs_with_zepp(names);
   check_cost(w, w.model_shape(), w.cluster());
-  for (const auto& name : names) check_strategy_fits(name, f.w.model_shape(), f.w.cluster(), opt);
-  if (!f.timeline.empty()) {
-    std::vector<std::string> labels = names;
-    for (auto& l : labels)
-      l = strategy_label(l, opt);
-    check_timeline_outputs(f.timeline, labels);
+  // Each run: the registered strategy with its options (a variant sets one switch) and its label.
+  struct Run {
+    std::string name, strategy, label;  // as given ("zepp/no-split"), registered ("zepp"), printed
+    StrategyOptions opt;
+  };
+  std::vector<Run> runs;
+  std::vector<std::string> labels;
+  for (const auto& name : names) {
+    Run run{name, "", "", opt};
+    run.strategy = strategy_variant(name, run.opt);
+    run.label = strategy_label(run.strategy, run.opt);
+    require(std::find(labels.begin(), labels.end(), run.label) == labels.end(), "--strategies",
+            "'" + name + "' runs " + run.label + ", which another entry with these flags runs too");
+    check_strategy_fits(run.strategy, f.w.model_shape(), f.w.cluster(), run.opt);
+    labels.push_back(run.label);
+    runs.push_back(std::move(run));
   }
+  if (!f.timeline.empty()) check_timeline_outputs(f.timeline, labels);
   ResolvedWorkload r = resolve(w);
   // The exact optimum of equation (1) (LEMON, one min-cost flow per expert) is a diagnostic of
   // the routing's gap, not part of any strategy. Measured on this 2-core machine under load
@@ -146,6 +164,7 @@ void run(const SimulateFlags& f) {
     std::fprintf(stderr, "optimum: skipped at %d GPUs (--optimum auto solves equation (1) exactly up to %d GPUs, beyond "
                  "which LEMON's min-cost flows outgrow the routing they check; --optimum on forces it)\n",
                  r.topo.num_gpus(), kAutoOptimumGpus);
+  for (Run& run : runs) run.opt.optimal = opt.optimal;
   std::optional<Degraded> d;  // checked before anything runs
   if (!f.failed_nodes.empty()) {
     require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
@@ -158,21 +177,21 @@ void run(const SimulateFlags& f) {
   const std::vector<GemmCurve> gemm =
       std::filesystem::is_regular_file(f.w.topology, ec) ? read_measured_compute(f.w.topology) : std::vector<GemmCurve>{};
   if (!gemm.empty() && ex == ExecutorKind::Sim) std::fprintf(stderr, "compute: expert times measured by zepp calibrate (%s)\n", f.w.topology.c_str());
-  for (const auto& name : names) {
+  for (const Run& run : runs) {
     if (gemm.empty() || ex != ExecutorKind::Sim) {
-      outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
-      continue;
+      outcomes.push_back(run_strategy(run.strategy, r.workload, r.model, r.topo, run.opt, ex));
+    } else {
+      StrategyOutcome o = run_strategy(run.strategy, r.workload, r.model, r.topo, run.opt, ExecutorKind::Estimate);
+      const StrategyDecision d = find_strategy(run.strategy).decide(StrategyInput{r.workload, r.model, r.topo, run.opt});
+      o.result = simulate_plan_measured(plan_to_simulate(d, run.opt), r.topo, gemm, run.opt.timeline);
+      o.metadata_s = o.result.metadata_s;
+      o.planning_s = o.result.planning_s;
+      outcomes.push_back(std::move(o));
     }
-    StrategyOutcome o = run_strategy(name, r.workload, r.model, r.topo, opt, ExecutorKind::Estimate);
-    const StrategyDecision d = find_strategy(name).decide(StrategyInput{r.workload, r.model, r.topo, opt});
-    o.result = simulate_plan_measured(plan_to_simulate(d, opt), r.topo, gemm, opt.timeline);
-    o.metadata_s = o.result.metadata_s;
-    o.planning_s = o.result.planning_s;
-    outcomes.push_back(std::move(o));
+    // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split,
+    // zepp+hot/no-split).
+    outcomes.back().name = run.label;
   }
-  // Zepp's rows with ablation flags are not Zepp: named as the sweeps name them (zepp/no-split,
-  // zepp+hot/no-split).
-  for (auto& o : outcomes) o.name = strategy_label(o.name, opt);
   if (!f.timeline.empty()) {
     std::vector<LabelledTimeline> timelines;
     for (const auto& o : outcomes) timelines.push_back({o.name, &o.result, o.name + ": one MoE layer"});
@@ -183,7 +202,12 @@ void run(const SimulateFlags& f) {
   if (d) {  // the same layer on the cluster that survives
     const ResolvedWorkload after = resolve(d->flags);
     std::vector<StrategyOutcome> degraded;
-    for (const auto& name : names) degraded.push_back(run_strategy(name, after.workload, after.model, after.topo, d->opt, ex));
+    for (const Run& run : runs) {
+      StrategyOptions o = d->opt;  // the survivors' slots, with the run's switch
+      const std::string strategy = strategy_variant(run.name, o);
+      degraded.push_back(run_strategy(strategy, after.workload, after.model, after.topo, o, ex));
+      degraded.back().name = run.label;
+    }
     const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded, d->opt.planning);
     if (f.format == "json") {
       const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d->report}};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pipeline/strategy.hpp"
+#include "pipeline/variants.hpp"
 
 namespace zepp::experiments {
 
@@ -41,14 +42,7 @@ SweepSpec fig9_spec();
 // strategies a2av and zepp.
 SweepSpec fig10_spec();
 
-// Variants of a registered strategy, usable in a sweep's strategy list: Zepp's ablations
-// "zepp/no-split", "zepp/no-merge", "zepp/no-overlap", "zepp/no-locality" (paper Figure 12's
-// switches: zepp with that stage off), "zepp/no-waves", "zepp/round-order-always",
-// "zepp/no-local-first" (issue 24's stages), "zepp/eplb-placement" (EPLB's placement rule instead of §4.1), "zepp/roofline-placement" (§4.1's placement weighed
-// in roofline time, placement/roofline.cpp: an experiment that lost on held-out data) and "epic/zepp-placement" (epic on Zepp's §4.1 placement).
-// They are not baselines: the report compares each with its base strategy, never zepp with them
-// as "fastest other".
-bool is_variant(const std::string& strategy);
+// Sweeps take the variants of pipeline/variants.hpp (is_variant) beside registered strategies.
 
 struct SweepOptions {
   std::string traces_dir = "../shared/data/traces";

@@ -25,6 +25,7 @@
 #include "core/topology_file.hpp"
 #include "experiments/experiments.hpp"
 #include "formats/results_csv.hpp"
+#include "pipeline/variants.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
 
@@ -40,37 +41,6 @@ struct Config {
   std::string key() const { return config_key(workload->name, topology, nodes, size_mb); }
   std::string label() const { return fmt::format("{} {} N={} {}MB", workload->name, topology, nodes, size_mb); }
 };
-
-// Variants of a registered strategy, run in sweeps beside it: Zepp's ablations (paper Figure
-// 12's switches, `zepp simulate --no-*`) and epic on Zepp's placement.
-struct Variant {
-  const char* base;
-  bool StrategyOptions::*flag;
-  bool value;
-};
-const std::map<std::string, Variant>& variants() {
-  static const std::map<std::string, Variant> v = {
-      {"zepp/no-split", {"zepp", &StrategyOptions::split, false}},
-      {"zepp/no-merge", {"zepp", &StrategyOptions::merge, false}},
-      {"zepp/no-overlap", {"zepp", &StrategyOptions::overlap, false}},
-      {"zepp/no-locality", {"zepp", &StrategyOptions::locality, false}},
-      {"zepp/no-waves", {"zepp", &StrategyOptions::waves, false}},
-      {"zepp/round-order-always", {"zepp", &StrategyOptions::round_order_rule, false}},
-      {"zepp/no-local-first", {"zepp", &StrategyOptions::local_first, false}},
-      {"zepp/eplb-placement", {"zepp", &StrategyOptions::zepp_placement_rule, false}},
-      {"zepp/roofline-placement", {"zepp", &StrategyOptions::roofline_placement, true}},
-      {"epic/zepp-placement", {"epic", &StrategyOptions::epic_zepp_placement, true}},
-  };
-  return v;
-}
-
-// The registered strategy a sweep strategy runs, with the variant's switch set in `so`.
-std::string strategy_variant(const std::string& name, StrategyOptions& so) {
-  const auto it = variants().find(name);
-  if (it == variants().end()) return name;
-  so.*(it->second.flag) = it->second.value;
-  return it->second.base;
-}
 
 // All strategies on one configuration; returns its CSV lines.
 std::string run_config(const Config& c, const SweepSpec& spec, const SweepOptions& opt) {
@@ -155,17 +125,16 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
   require(std::find(spec.strategies.begin(), spec.strategies.end(), "a2av") != spec.strategies.end(), "--strategies",
           "must include a2av (speedups are over it)");
   const auto names = strategy_names();
+  std::string variants;
+  for (const auto& v : variant_names()) variants += (variants.empty() ? "" : ", ") + v;
   for (const auto& s : spec.strategies) {
     StrategyOptions unused;
     require(std::find(names.begin(), names.end(), strategy_variant(s, unused)) != names.end(), "--strategies",
-            "unknown strategy '" + s + "' (registered ones, or zepp/no-split, zepp/no-merge, zepp/no-overlap, zepp/no-locality, zepp/no-waves, zepp/round-order-always, zepp/no-local-first, zepp/eplb-placement, zepp/roofline-placement, "
-            "epic/zepp-placement)");
+            "unknown strategy '" + s + "' (registered ones, or " + variants + ")");
   }
 }
 
 }  // namespace
-
-bool is_variant(const std::string& strategy) { return variants().count(strategy) > 0; }
 
 int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   validate(spec, opt);

@@ -118,6 +118,32 @@ TEST(SimulateCli, EveryZeppRowNamesEveryAblationItRan) {
   EXPECT_EQ(j["strategies"][2]["name"], "zepp+swaps/no-merge/no-locality/no-waves/round-order-always/no-local-first");
 }
 
+// The variant names the sweeps and tables print run beside their base on one layer, each equal
+// to the base with the flag that switches its stage.
+TEST(SimulateCli, VariantNamesRunBesideTheirBase) {
+  const std::string base = "--executor sim --model deepseek-v2-lite --nodes 2 --gpus-per-node 4 --size-mb 1 --optimum off ";
+  const auto j = simulate_json(base + "--strategies a2av,zepp,zepp/no-waves,epic/zepp-placement,zepp/eplb-placement");
+  ASSERT_EQ(j["strategies"].size(), 5u);
+  EXPECT_EQ(j["strategies"][2]["name"], "zepp/no-waves");
+  EXPECT_EQ(j["strategies"][3]["name"], "epic/zepp-placement");
+  EXPECT_EQ(j["strategies"][4]["name"], "zepp/eplb-placement");
+  const auto flagged = simulate_json(base + "--strategies zepp --no-waves");
+  EXPECT_EQ(flagged["strategies"][0]["name"], "zepp/no-waves");
+  EXPECT_DOUBLE_EQ(strategy(j, "zepp/no-waves")["latency_us"].get<double>(),
+                   flagged["strategies"][0]["latency_us"].get<double>());
+  EXPECT_NE(strategy(j, "zepp/no-waves")["latency_us"].get<double>(), strategy(j, "zepp")["latency_us"].get<double>());
+
+  auto r = run_zepp("simulate " + base + "--strategies zepp,zepp/no-waves --no-waves");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--strategies: 'zepp/no-waves' runs zepp/no-waves, which another entry"), std::string::npos) << r.err;
+  r = run_zepp("simulate --model deepseek-v2-lite --nodes 2 --gpus-per-node 4 --strategies zepp/no-split --iterations 2");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("'zepp/no-split' is a one-layer variant"), std::string::npos) << r.err;
+  r = run_zepp("simulate " + base + "--strategies zepp/bogus");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("or a variant: epic/zepp-placement"), std::string::npos) << r.err;
+}
+
 TEST(SimulateCli, SameSeedSameReport) {
   const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
   const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
