@@ -73,7 +73,7 @@ std::string simulate(const pb::dict& s) {
   // unknown ones refused), from the list joined with commas.
   std::string joined;
   for (const auto& n : s["strategies"].cast<std::vector<std::string>>()) joined += (joined.empty() ? "" : ",") + n;
-  const auto names = cli::strategy_list(joined, "strategies");
+  const auto names = cli::strategy_list(joined, "strategies", true);
   const auto executor = s["executor"].cast<std::string>();
 
   // Every float keyword in the range of its flag (src/cli/float_flags.cpp), the error naming the keyword.
@@ -120,11 +120,14 @@ std::string simulate(const pb::dict& s) {
     }
     throw ArgumentError(what);
   }
-  for (const auto& name : names) check_strategy_fits(name, w.model_shape(), w.cluster(), opt);
+  const auto runs = cli::strategy_runs(names, opt, "strategies");  // variants ("zepp/no-split") set their switch
+  for (const auto& run : runs) check_strategy_fits(run.strategy, w.model_shape(), w.cluster(), run.opt);
   cli::ResolvedWorkload r = cli::resolve(w);  // repeats check_cost: cheap
   std::vector<StrategyOutcome> outcomes;
-  for (const auto& name : names) outcomes.push_back(run_strategy(name, r.workload, r.model, r.topo, opt, ex));
-  for (auto& o : outcomes) o.name = cli::strategy_label(o.name, opt);  // "zepp/no-split", as the CLI names rows
+  for (const auto& run : runs) {
+    outcomes.push_back(run_strategy(run.strategy, r.workload, r.model, r.topo, run.opt, ex));
+    outcomes.back().name = run.label;  // "zepp/no-split", as the CLI names rows
+  }
   return summary_json(r.workload, r.model, r.topo, executor, outcomes, opt.planning).dump();
 }
 

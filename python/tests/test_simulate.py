@@ -112,6 +112,19 @@ def test_an_unknown_keyword_is_a_type_error_naming_it():
     # As Python's own calls do for an unexpected keyword argument.
     with pytest.raises(TypeError, match="^warp_speed: unknown keyword"):
         zepp.simulate(size_mb=0.1, warp_speed=9)
+    # The message lists every keyword, not only the model and cluster overrides.
+    with pytest.raises(TypeError, match="expected one of trace, model, .*swap_horizon, .*gpus_per_node"):
+        zepp.simulate(size_mb=0.1, optimum="on")
+
+
+def test_variant_names_run_beside_their_base():
+    kw = dict(nodes=2, size_mb=0.25, executor="estimate")
+    both = zepp.simulate(strategies="zepp,zepp/no-waves,epic/zepp-placement", **kw)
+    assert [s["name"] for s in both["strategies"]] == ["zepp", "zepp/no-waves", "epic/zepp-placement"]
+    flagged = zepp.simulate(strategies="zepp", waves=False, **kw)
+    assert both["strategies"][1]["latency_us"] == flagged["strategies"][0]["latency_us"]
+    with pytest.raises(ValueError, match="^strategies: 'zepp/no-waves' runs zepp/no-waves, which 'zepp'"):
+        zepp.simulate(strategies="zepp,zepp/no-waves", waves=False, **kw)
 
 
 def test_topology_preset_and_file(tmp_path):

@@ -1,5 +1,6 @@
 """One MoE layer invocation under each strategy: `zepp simulate` as a function."""
 
+import inspect
 import json
 import math
 import os
@@ -72,7 +73,9 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         topology: cluster preset ("a100", "h100" of paper §6.1; "dgx-h100", "gb200-nvl72", ...:
             `zepp presets`) or the path of a topology file (docs/topology.md); nodes: node count N.
         strategies: names to run, e.g. ("a2av", "eplb", "zepp") or "a2av, eplb, zepp" (entries are
-            trimmed; an empty, repeated or unknown one is refused, as `--strategies` refuses it).
+            trimmed; an empty, repeated or unknown one is refused, as `--strategies` refuses it), or
+            a variant with one stage switched, as the sweeps name it ("zepp/no-waves",
+            "epic/zepp-placement"; pipeline/variants.hpp), side by side with its base.
         executor: "sim" (SimGrid cluster, the default, as `zepp simulate`) or "estimate" (closed form).
         size_mb, seed, layer, history_fraction, zipf, dataset: workload (see `zepp simulate --help`).
         extra_slots: R extra slots per GPU (§4.1); balance_slack: C of equation (1);
@@ -115,7 +118,8 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
             raise ValueError(f"{key}: expected a positive number, got {value!r}")
         settings[key] = None if value is None else kind(value)
     if overrides:
-        raise TypeError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(_OVERRIDES)}")
+        known = [p for p in inspect.signature(simulate).parameters if p != "overrides"] + list(_OVERRIDES)
+        raise TypeError(f"{sorted(overrides)[0]}: unknown keyword; expected one of {', '.join(known)}")
     if isinstance(strategies, str):
         strategies = [strategies]  # "a2av, zepp": split, trimmed and checked as the program does
     if not isinstance(strategies, (list, tuple)) or not all(isinstance(s, str) for s in strategies):

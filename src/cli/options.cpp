@@ -112,6 +112,21 @@ std::string strategy_label(const std::string& name, const StrategyOptions& o) {
   return s;
 }
 
+std::vector<StrategyRun> strategy_runs(const std::vector<std::string>& names, const StrategyOptions& opt,
+                                       const std::string& flag) {
+  std::vector<StrategyRun> runs;
+  for (const auto& name : names) {
+    StrategyRun run{name, "", "", opt};
+    run.strategy = strategy_variant(name, run.opt);
+    run.label = strategy_label(run.strategy, run.opt);
+    for (const StrategyRun& other : runs)
+      require(other.label != run.label, flag,
+              "'" + name + "' runs " + run.label + ", which '" + other.name + "' with these flags runs too");
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
 bool packs_with_zepp(const std::vector<std::string>& strategies) {
   for (const auto& s : strategies)
     if (s.find("zepp") != std::string::npos || s.find("epic") != std::string::npos) return true;

@@ -75,6 +75,16 @@ bool takes_zepp_ablations(const std::string& name);
 // names them ("zepp/no-split/no-merge"; zepp-overlap routes home, so --no-locality leaves it
 // unchanged), so a row says what ran; any other strategy as it is.
 std::string strategy_label(const std::string& name, const StrategyOptions& opt);
+// One strategy of a one-layer run: as given ("zepp/no-split"), the registered strategy it runs
+// ("zepp"), its options (`opt` with the variant's switch set, pipeline/variants.hpp) and the
+// label its row prints (strategy_label). Throws ArgumentError naming `flag` when two entries run
+// the same thing ("zepp,zepp/no-split" with the --no-split flag).
+struct StrategyRun {
+  std::string name, strategy, label;
+  StrategyOptions opt;
+};
+std::vector<StrategyRun> strategy_runs(const std::vector<std::string>& names, const StrategyOptions& opt,
+                                       const std::string& flag);
 // True when the strategy list names one that packs with Zepp's §4.1 rule (cost estimate).
 bool packs_with_zepp(const std::vector<std::string>& strategies);
 

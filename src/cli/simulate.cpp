@@ -136,21 +136,11 @@ void run(const SimulateFlags& f) {
   w.zepp_placement = packs_with_zepp(names);
   check_cost(w, w.model_shape(), w.cluster());
   // Each run: the registered strategy with its options (a variant sets one switch) and its label.
-  struct Run {
-    std::string name, strategy, label;  // as given ("zepp/no-split"), registered ("zepp"), printed
-    StrategyOptions opt;
-  };
-  std::vector<Run> runs;
+  std::vector<StrategyRun> runs = strategy_runs(names, opt, "--strategies");
   std::vector<std::string> labels;
-  for (const auto& name : names) {
-    Run run{name, "", "", opt};
-    run.strategy = strategy_variant(name, run.opt);
-    run.label = strategy_label(run.strategy, run.opt);
-    require(std::find(labels.begin(), labels.end(), run.label) == labels.end(), "--strategies",
-            "'" + name + "' runs " + run.label + ", which another entry with these flags runs too");
+  for (const StrategyRun& run : runs) {
     check_strategy_fits(run.strategy, f.w.model_shape(), f.w.cluster(), run.opt);
     labels.push_back(run.label);
-    runs.push_back(std::move(run));
   }
   if (!f.timeline.empty()) check_timeline_outputs(f.timeline, labels);
   ResolvedWorkload r = resolve(w);
@@ -164,7 +154,7 @@ void run(const SimulateFlags& f) {
     std::fprintf(stderr, "optimum: skipped at %d GPUs (--optimum auto solves equation (1) exactly up to %d GPUs, beyond "
                  "which LEMON's min-cost flows outgrow the routing they check; --optimum on forces it)\n",
                  r.topo.num_gpus(), kAutoOptimumGpus);
-  for (Run& run : runs) run.opt.optimal = opt.optimal;
+  for (StrategyRun& run : runs) run.opt.optimal = opt.optimal;
   std::optional<Degraded> d;  // checked before anything runs
   if (!f.failed_nodes.empty()) {
     require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
@@ -177,7 +167,7 @@ void run(const SimulateFlags& f) {
   const std::vector<GemmCurve> gemm =
       std::filesystem::is_regular_file(f.w.topology, ec) ? read_measured_compute(f.w.topology) : std::vector<GemmCurve>{};
   if (!gemm.empty() && ex == ExecutorKind::Sim) std::fprintf(stderr, "compute: expert times measured by zepp calibrate (%s)\n", f.w.topology.c_str());
-  for (const Run& run : runs) {
+  for (const StrategyRun& run : runs) {
     if (gemm.empty() || ex != ExecutorKind::Sim) {
       outcomes.push_back(run_strategy(run.strategy, r.workload, r.model, r.topo, run.opt, ex));
     } else {
@@ -202,7 +192,7 @@ void run(const SimulateFlags& f) {
   if (d) {  // the same layer on the cluster that survives
     const ResolvedWorkload after = resolve(d->flags);
     std::vector<StrategyOutcome> degraded;
-    for (const Run& run : runs) {
+    for (const StrategyRun& run : runs) {
       StrategyOptions o = d->opt;  // the survivors' slots, with the run's switch
       const std::string strategy = strategy_variant(run.name, o);
       degraded.push_back(run_strategy(strategy, after.workload, after.model, after.topo, o, ex));
