@@ -208,9 +208,6 @@ Trace read_trace_warning(const std::string& path, bool skip_invalid, const Model
   return t;
 }
 
-namespace {
-
-// build_workload names WorkloadOptions fields; the user typed flags.
 [[noreturn]] void rethrow_as_flag(const ArgumentError& e) {
   const std::string what = e.what();
   for (const char* field : {"size_mb", "history_fraction", "zipf", "layer", "dataset", "seed"}) {
@@ -223,8 +220,6 @@ namespace {
   }
   throw e;
 }
-
-}  // namespace
 
 void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology& topo) {
   require(!f.max_memory_mib || (std::isfinite(*f.max_memory_mib) && *f.max_memory_mib > 0), "--max-memory",

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/types.hpp"
+#include "core/error.hpp"
 #include "pipeline/strategy.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
@@ -96,6 +97,11 @@ std::string non_negative(const std::string& value);
 // --skip-invalid) and the requests a log recorded more than once.
 // Also rejects layer ids beyond `model`'s layer count when given (trace/layer_check.hpp).
 Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model = nullptr);
+
+// The workload's builders (build_workload, DriftWorkload) name option fields ("dataset: ..."); the
+// user typed flags: rethrows `e` under the flag's name ("--dataset: ...") for size_mb,
+// history_fraction, zipf, layer, dataset and seed, else as it is.
+[[noreturn]] void rethrow_as_flag(const ArgumentError& e);
 
 // Under mpirun every rank reads the same trace: ranks other than 0 call this so its warnings
 // print once, not once per rank (errors still go through `zepp run`'s one reporter).

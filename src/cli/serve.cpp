@@ -138,8 +138,15 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
 
   nlohmann::json out = nlohmann::json::array();
   std::string description;
+  const auto drift_workload = [&] {  // every system sees the same batches
+    try {
+      return DriftWorkload(trace, model, topo, d);
+    } catch (const ArgumentError& e) {
+      rethrow_as_flag(e);
+    }
+  };
   for (const auto& system : systems) {
-    DriftWorkload workload(trace, model, topo, d);  // every system sees the same batches
+    DriftWorkload workload = drift_workload();
     description = workload.description();
     int done = 0;  // progress on stderr, as --layers shows it
     const ServeReport r = serve(workload, model, topo, system, s.iterations, opt, executor == "sim" ? sim : nullptr,

@@ -90,11 +90,11 @@ TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   EXPECT_NE(r.err.find("--executor"), std::string::npos) << r.err;
   r = run_zepp("simulate --iterations 2 --drift only --dataset law" + kArgs);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("dataset: 'law' is not a dataset of the trace (abstract_algebra, anatomy)"), std::string::npos)
+  EXPECT_NE(r.err.find("invalid argument: --dataset: 'law' is not a dataset of the trace (abstract_algebra, anatomy)"), std::string::npos)
       << r.err;
   r = run_zepp("simulate --iterations 2 --drift rotating" + kArgs);  // no --dataset
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("dataset: --drift only and rotating need one (--dataset), one of the trace's datasets: "
+  EXPECT_NE(r.err.find("invalid argument: --dataset: --drift only and rotating need one (--dataset), one of the trace's datasets: "
                        "abstract_algebra, anatomy"),
             std::string::npos)
       << r.err;
