@@ -6,7 +6,8 @@
 // split + merge + overlap). Counters: simulated layer latency, tasks in the plan; BM_BuildPlan
 // for zepp also builds the a2av plan of the same batch in the same run (the simplest plan:
 // contiguous placement, even split, no split/merge/overlap) and reports x_a2av_plan, the ratio
-// of CPU times. Each of the two is timed after one untimed build of the same plan, so both run
+// of CPU times; reuse:1 times both through one CommPlanBuilder into one plan (a serving loop
+// that plans layer after layer), reuse:0 as fresh build_comm_plan calls. Each of the two is timed after one untimed build of the same plan, so both run
 // on a heap that already holds the pages a build needs (steady state, as when every layer is
 // planned in turn); the first build in a process also pays a page fault per 4 KiB it writes,
 // which on this machine was most of it (Zepp's plan at 4 nodes: 154 ms warm, 590-718 ms with
@@ -127,27 +128,34 @@ double plan_bytes(const CommPlan& plan) {
   return b;
 }
 
+// reuse = 0: build_comm_plan, a fresh plan each time; 1: one CommPlanBuilder into one plan, as a
+// serving loop that plans every layer would (its arrays and the plan's are reused).
 void BM_BuildPlan(benchmark::State& state) {
-  const bool zepp = state.range(1) != 0;
+  const bool zepp = state.range(1) != 0, reuse = state.range(2) != 0;
   const Layer& l = layer(int(state.range(0)), zepp);
+  CommPlanBuilder builder;
+  CommPlan plan;
+  auto build = [&](const Placement& p, const Routing& r, const PlanOptions& o) {
+    if (reuse) builder.build(plan, l.batch, p, r, l.topo, l.model, o);
+    else benchmark::DoNotOptimize(build_comm_plan(l.batch, p, r, l.topo, l.model, o));
+  };
   const PlanOptions opt{zepp, zepp, zepp, 0.0};
-  benchmark::DoNotOptimize(build_comm_plan(l.batch, l.placement, l.routing, l.topo, l.model, opt));  // warm-up
+  build(l.placement, l.routing, opt);  // warm-up
   const double c0 = cpu_seconds();
-  for (auto _ : state) benchmark::DoNotOptimize(build_comm_plan(l.batch, l.placement, l.routing, l.topo, l.model, opt));
+  for (auto _ : state) build(l.placement, l.routing, opt);
   const double ours = cpu_seconds() - c0;
   if (zepp) {
     const PlanOptions plain{false, false, false, 0.0};
-    benchmark::DoNotOptimize(build_comm_plan(l.batch, l.a2av_placement, l.a2av_routing, l.topo, l.model, plain));
+    build(l.a2av_placement, l.a2av_routing, plain);
     const double a0 = cpu_seconds();
-    for (int64_t x = 0; x < state.iterations(); ++x)
-      benchmark::DoNotOptimize(build_comm_plan(l.batch, l.a2av_placement, l.a2av_routing, l.topo, l.model, plain));
+    for (int64_t x = 0; x < state.iterations(); ++x) build(l.a2av_placement, l.a2av_routing, plain);
     state.counters["x_a2av_plan"] = ours / (cpu_seconds() - a0);
   }
   const double pairs = double(l.batch.num_tokens()) * l.batch.top_k;
   state.counters["ns_per_pair"] = ours / double(state.iterations()) / pairs * 1e9;
   state.counters["plan_B_per_pair"] = plan_bytes(l.plan) / pairs;
   state.counters["tasks"] = double(l.plan.tasks.size());
-  state.SetLabel(zepp ? "zepp" : "a2av");
+  state.SetLabel(std::string(zepp ? "zepp" : "a2av") + (reuse ? ", reused builder and plan" : ", fresh"));
 }
 
 // One simulation timed inside its own process (SimGrid allows one engine per process):
@@ -207,8 +215,9 @@ int main(int argc, char** argv) {
   // Build and simulate of one layer run back to back, so each layer is generated once.
   for (int nodes : {4, 16, 32})
     for (int zepp : {0, 1}) {
-      benchmark::RegisterBenchmark("BM_BuildPlan", zepp::BM_BuildPlan)
-          ->Args({nodes, zepp})->ArgNames({"nodes", "zepp"})->Unit(benchmark::kMillisecond);
+      for (int reuse : {0, 1})
+        benchmark::RegisterBenchmark("BM_BuildPlan", zepp::BM_BuildPlan)
+            ->Args({nodes, zepp, reuse})->ArgNames({"nodes", "zepp", "reuse"})->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark("BM_Simulate", zepp::BM_Simulate)
           ->Args({nodes, zepp})->ArgNames({"nodes", "zepp"})->Unit(benchmark::kMillisecond)->UseManualTime();
     }

@@ -14,8 +14,10 @@ namespace zepp::plan_detail {
 static std::string str(int64_t v) { return std::to_string(v); }
 
 Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
-                 const Topology& topo, const ModelShape& model, const PlanOptions& options)
-    : batch_(batch), placement_(placement), routing_(routing), topo_(topo), opt_(options) {
+                 const Topology& topo, const ModelShape& model, const PlanOptions& options, CommPlan&& plan,
+                 Arrays&& memory)
+    : Arrays(std::move(memory)), batch_(batch), placement_(placement), routing_(routing), topo_(topo), opt_(options),
+      plan_(std::move(plan)) {
   require(topo.nodes > 0 && topo.gpus_per_node > 0 && topo.nodes < (1 << 11) && topo.num_gpus() < (1 << 24), "topo",
           "nodes and gpus_per_node must be positive, below 2^11 nodes and 2^24 GPUs");
   require(options.nic_slack >= 0 && std::isfinite(options.nic_slack), "options.nic_slack", "must be finite and >= 0");
@@ -45,6 +47,18 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   N_ = topo.nodes;
   G_ = topo.gpus_per_node;
   K_ = batch.top_k;
+  node_of_gpu_.resize(topo.num_gpus());
+  local_of_gpu_.resize(topo.num_gpus());
+  for (int g = 0; g < topo.num_gpus(); ++g) node_of_gpu_[g] = g / G_, local_of_gpu_[g] = g % G_;
+  // A reused plan and reused arrays start empty (their memory stays).
+  plan_.tasks.clear();
+  for (auto* a : {&plan_.row_tokens, &plan_.row_pair_begin, &plan_.row_pairs, &plan_.dep_index, &plan_.multicast_gpus})
+    a->clear();
+  plan_.shared_expert_s = 0;
+  for (Staged& s : staged_) s.tokens.clear(), s.pair_begin.clear(), s.pairs.clear(), s.deps.clear();
+  final_of_task_.clear();
+  gather_used_.clear();
+  flow_used_.clear();
   plan_.num_gpus = topo.num_gpus();
   plan_.gpus_per_node = G_;
   plan_.nodes = N_;
@@ -78,6 +92,7 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   }
   deliver_.assign(P, -1);
   if (options.merge && options.pre_reduce) receiver_.assign(P, -1);  // only combine's gathers need it
+  else receiver_.clear();
   compute_of_pair_.assign(P, -1);
   weights_of_slot_.assign(placement.num_slots(), -1);
   const size_t W = size_t(options.combine_waves);
@@ -146,8 +161,7 @@ void Builder::add_row(int32_t task, int32_t token, const int32_t* pairs, size_t 
     s.pairs.insert(s.pairs.end(), pairs, pairs + n);
     s.pair_begin.push_back(int32_t(s.pairs.size()));
   }
-  Task& t = plan_.tasks[task];
-  if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce) t.bytes += plan_.token_bytes;
+  // Transfer and FinalReduce bytes: finalize_rows adds token_bytes per row.
 }
 
 void Builder::add_multicasts(const std::vector<MulticastMove>& moves) {
@@ -293,8 +307,11 @@ void Builder::add_compute_groups() {
   const int S = placement_.num_slots();
   const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
   std::vector<int64_t> count(size_t(S) * N_, 0);  // [slot][source node] pairs
-  for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p)
-    ++count[size_t(routing_.slot_of_pair[p]) * N_ + node_of(src_gpu_of_token_[p / K_])];
+  const int64_t T = batch_.num_tokens();
+  for (int64_t t = 0; t < T; ++t) {
+    const int n = node_of(src_gpu_of_token_[t]);
+    for (int64_t p = t * K_; p < (t + 1) * K_; ++p) ++count[size_t(routing_.slot_of_pair[p]) * N_ + n];
+  }
   std::vector<int32_t> group_of(size_t(S) * N_, 0);  // [slot][source node] -> group number
   std::vector<int32_t> rank_of_group(size_t(S) * N_, 0);  // [slot][group] -> delivery rank of its last node
   const std::vector<char> local_first = opt_.overlap && opt_.local_first ? local_first_slots(count)
@@ -329,9 +346,10 @@ void Builder::add_compute_groups() {
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
   std::vector<int64_t> fill(size_t(S) * N_, 0);      // [slot][group] -> its next pair's place in row_pairs
   plan_.row_pairs.reserve(plan_.row_pairs.size() + gpu_of_pair_.size());
-  for (int64_t p = 0; p < int64_t(gpu_of_pair_.size()); ++p) {
+  for (int64_t p = 0, t = 0, next = K_; p < int64_t(gpu_of_pair_.size()); ++p) {
+    if (p == next) ++t, next += K_;  // p's token, without a division per pair
     const int32_t slot = routing_.slot_of_pair[p];
-    const int src_node = node_of(src_gpu_of_token_[p / K_]);
+    const int src_node = node_of(src_gpu_of_token_[t]);
     const int32_t group = group_of[size_t(slot) * N_ + src_node];
     int32_t& g = task_of[size_t(slot) * N_ + group];
     if (g < 0) {
@@ -416,13 +434,17 @@ void Builder::finalize_rows() {
   auto move_in = [](CommPlan::Array& to, std::vector<int32_t>& from) {
     const auto begin = int64_t(to.size());
     to.insert(to.end(), from.begin(), from.end());
-    from = {};
+    from.clear();  // its memory serves the next build
     return Range{begin, int64_t(to.size())};
   };
   for (size_t i = 0; i < staged_.size(); ++i) {
     Staged& s = staged_[i];
     if (s.tokens.empty()) continue;  // compute tasks: pairs placed at creation
     Task& t = plan_.tasks[i];
+    // One addition per row, in row order: the same sum, bit for bit, as adding each row's bytes
+    // as it came (without touching the task once per row).
+    if (t.kind == TaskKind::Transfer || t.kind == TaskKind::FinalReduce)
+      for (size_t r = 0; r < s.tokens.size(); ++r) t.bytes += plan_.token_bytes;
     t.tokens_at = move_in(plan_.row_tokens, s.tokens);
     t.pair_begin_at = move_in(plan_.row_pair_begin, s.pair_begin);
     t.pairs_at = move_in(plan_.row_pairs, s.pairs);
@@ -434,7 +456,8 @@ void Builder::finalize_deps() {
   // sorted and deduplicated, in a new dep_index.
   size_t total = plan_.dep_index.size();
   for (const Staged& s : staged_) total += s.deps.size();
-  CommPlan::Array out;
+  CommPlan::Array& out = spare_deps_;
+  out.clear();
   out.reserve(total);
   for (size_t i = 0; i < plan_.tasks.size(); ++i) {
     Task& t = plan_.tasks[i];
@@ -443,17 +466,17 @@ void Builder::finalize_deps() {
     out.insert(out.end(), own.begin(), own.end());
     if (i < staged_.size()) {
       out.insert(out.end(), staged_[i].deps.begin(), staged_[i].deps.end());
-      staged_[i].deps = {};
+      staged_[i].deps.clear();
     }
     std::sort(out.begin() + first, out.end());
     out.erase(std::unique(out.begin() + first, out.end()), out.end());
     t.deps_at = {first, int64_t(out.size())};
   }
-  plan_.dep_index = std::move(out);
-  staged_ = {};
+  std::swap(plan_.dep_index, out);
 }
 
-CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts) {
+CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts,
+                        Arrays& memory) {
   add_weight_moves(weight_moves);
   add_multicasts(multicasts);
   add_dispatch();
@@ -469,6 +492,7 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::
   if (opt_.shared_expert_window && plan_.model.shared_experts > 0) add_shared_experts();
   finalize_deps();
   if (opt_.round_order) keep_round_order(plan_, true, opt_.round_order_combine);
+  memory = std::move(static_cast<Arrays&>(*this));
   return std::move(plan_);
 }
 

@@ -46,25 +46,84 @@ inline void sort_by_gpu(int32_t* first, int32_t* last, const int32_t* gpu_of_pai
   }
 }
 
-class Builder {
+// Rows and dependencies of one task as the steps add them (Arrays::staged_).
+struct Staged {
+  std::vector<int32_t> tokens, pair_begin, pairs, deps;
+};
+
+// The builder's memory, kept by CommPlanBuilder from one build to the next so that a steady
+// stream of builds writes into pages it already holds (no faults, no zeroing by the kernel).
+// Every build sets or clears each member before reading it (Builder::Builder, add_dispatch).
+struct Arrays {
+  // Coalesced transfers, by key (src, dst, phase, round, hop, wave), in dense tables (-1: none
+  // yet). Every key lands in exactly one entry, as each table's scope fixes what it leaves out:
+  //  - direct_ [phase (dispatch 0, combine 1)][src][local index of dst][wave]: hop Direct, round
+  //    0 (intra-node flows), src and dst on one node.
+  //  - gather_ [src][local index of dst][wave]: combine gathers for tokens of source node
+  //    gather_node_. Tokens are visited by source GPU, so source nodes come in ascending order;
+  //    the round (n - d) mod N is fixed by n and the gather's node d, so entries of an earlier n
+  //    are never asked for again and are cleared (gather_used_) when n changes.
+  //  - flow_ [flow_cell(hop, src, dst, wave)]: the relays, puts and forwards of the inter-node
+  //    flow route_flow is routing, cleared (flow_used_) before each flow. A relay (both GPUs on
+  //    the flow's source node), put (source node to destination node) or forward (both on the
+  //    destination node) of a given phase and round belongs to exactly one flow: for a source
+  //    node the round names the destination node, and back. flow_rows_ and flow_pairs_: the
+  //    rows and pairs each will carry (route_flow counts them first).
+  // transfer() serves hops Direct and Gather; route_flow the others.
+  std::vector<int32_t> direct_, gather_, flow_;
+  std::vector<int64_t> flow_rows_, flow_pairs_;
+  std::vector<size_t> gather_used_, flow_used_;  // entries to clear
+  Big<int32_t> src_gpu_of_token_;  // [T]
+  Big<int32_t> gpu_of_pair_;       // [T * K]
+  Big<int32_t> deliver_;           // [T * K] dispatch task delivering the pair's token (-1: local)
+  Big<int32_t> receiver_;          // [T * K] merge with pre_reduce (else empty): GPU that received
+                                   // the token on the pair's node
+  Big<int32_t> compute_of_pair_;   // [T * K]
+  std::vector<int32_t> weights_of_slot_;   // [slots] weight transfer task or -1
+  std::vector<int32_t> final_of_task_;     // [tasks] arrival task -> its FinalReduce, or -1
+  std::vector<int32_t> final_of_own_;      // [num_gpus] FinalReduce of the GPU's own computed pairs
+  std::vector<int32_t> pre_reduce_;        // [num_gpus * N * waves] PreReduce task or -1
+  std::vector<int64_t> remote_pairs_;      // [N * N] pairs of tokens of node n computed on node d (n != d)
+  // [N * N] the inter-node flows, by (node of the tokens n, node of their experts d): dispatch's
+  // flow n -> d and then combine's flow d -> n, which reuses its memory (each holds at most a
+  // row, a pair and a target per pair of remote_pairs_[n * N + d]).
+  std::vector<Flow> flows_;
+  // Rows and dependencies as the steps add them, per task; finalize_rows and finalize_deps
+  // move them into the plan's flat arrays, task after task. (One log of (task, row) in build
+  // order, counting-sorted by task at the end, wrote every row twice more and scattered it over
+  // all tasks: Zepp at 32 x 4 GPUs, 64 MiB took 5.3 s of CPU against 1.7 s this way.)
+  std::vector<Staged> staged_;  // [tasks], grown as tasks are added
+  std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
+  std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
+  CommPlan::Array spare_deps_;  // finalize_deps' new dep_index; the old one is kept for the next build
+};
+
+class Builder : private Arrays {
  public:
+  // Builds into `plan` (its contents are replaced, its memory reused) with `memory`'s arrays, which
+  // build() hands back.
   Builder(const RoutingBatch& batch, const Placement& placement, const Routing& routing, const Topology& topo,
-          const ModelShape& model, const PlanOptions& options);
-  CommPlan build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts = {});
+          const ModelShape& model, const PlanOptions& options, CommPlan&& plan, Arrays&& memory);
+  // The plan, and the memory back into `memory`.
+  CommPlan build(const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts,
+                 Arrays& memory);
 
  private:
   // builder.cpp
   int32_t add_task(const Task& t);
   // The transfer of this (src, dst, phase, round, hop), created on first use (coalescing), for
   // hops Direct and Gather (route_flow coalesces the others). Combine transfers of different
-  // completion waves are never coalesced (combine.cpp). Tables: direct_, gather_ below.
+  // completion waves are never coalesced (combine.cpp). Tables: direct_, gather_ (Arrays).
   int32_t transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority, int wave = 0);
   int32_t new_transfer(int src, int dst, Phase phase, int round, Hop hop, int64_t priority);
   void add_dep(int32_t task, int32_t dep);
   // Appends a row to `task`'s staged rows; pairs null: a row without a pair list (dispatch).
   void add_row(int32_t task, int32_t token, const int32_t* pairs = nullptr, size_t n = 0);
-  int node_of(int gpu) const { return gpu / G_; }
-  int local_of(int gpu) const { return gpu % G_; }
+  // Tables, not gpu / G_ and gpu % G_: the hot loops ask per pair, and G_ is not a constant.
+  int node_of(int gpu) const { return node_of_gpu_[size_t(gpu)]; }
+  int local_of(int gpu) const { return local_of_gpu_[size_t(gpu)]; }
+  // x mod G for x in (-G, 2G): a cyclic lane (Algorithm 1 lines 10, 20).
+  int wrap_lane(int x) const { return x < 0 ? x + G_ : x >= G_ ? x - G_ : x; }
   void add_weight_moves(const std::vector<WeightMove>& moves);
   void add_multicasts(const std::vector<MulticastMove>& moves);  // multicast.cpp's tasks
   // shared_expert_window: each GPU's SharedExpert task, which its dispatch and GEMMs wait for.
@@ -105,60 +164,18 @@ class Builder {
   const Topology& topo_;
   const PlanOptions& opt_;
   int N_, G_, K_;
+  std::vector<int32_t> node_of_gpu_, local_of_gpu_;  // [num_gpus]
   CommPlan plan_;
-  // Coalesced transfers, by key (src, dst, phase, round, hop, wave), in dense tables (-1: none
-  // yet). Every key lands in exactly one entry, as each table's scope fixes what it leaves out:
-  //  - direct_ [phase (dispatch 0, combine 1)][src][local index of dst][wave]: hop Direct, round
-  //    0 (intra-node flows), src and dst on one node.
-  //  - gather_ [src][local index of dst][wave]: combine gathers for tokens of source node
-  //    gather_node_. Tokens are visited by source GPU, so source nodes come in ascending order;
-  //    the round (n - d) mod N is fixed by n and the gather's node d, so entries of an earlier n
-  //    are never asked for again and are cleared (gather_used_) when n changes.
-  //  - flow_ [flow_cell(hop, src, dst, wave)]: the relays, puts and forwards of the inter-node
-  //    flow route_flow is routing, cleared (flow_used_) before each flow. A relay (both GPUs on
-  //    the flow's source node), put (source node to destination node) or forward (both on the
-  //    destination node) of a given phase and round belongs to exactly one flow: for a source
-  //    node the round names the destination node, and back. flow_rows_ and flow_pairs_: the
-  //    rows and pairs each will carry (route_flow counts them first).
-  // transfer() serves hops Direct and Gather; route_flow the others.
-  std::vector<int32_t> direct_, gather_, flow_;
-  std::vector<int64_t> flow_rows_, flow_pairs_;
-  std::vector<size_t> gather_used_, flow_used_;  // entries to clear
-  int gather_node_ = -1;
+  int gather_node_ = -1;  // gather_'s source node (builder.hpp, Arrays)
   // [hop (relay 0, put 1, forward 2)][local index of src][local index of dst][wave]
   size_t flow_cell(Hop hop, int src, int dst, int wave) const {
     const size_t h = hop == Hop::Relay ? 0 : hop == Hop::Put ? 1 : 2;
     return ((h * G_ + local_of(src)) * G_ + local_of(dst)) * size_t(opt_.combine_waves) + wave;
   }
-  Big<int32_t> src_gpu_of_token_;  // [T]
-  Big<int32_t> gpu_of_pair_;       // [T * K]
-  Big<int32_t> deliver_;           // [T * K] dispatch task delivering the pair's token (-1: local)
-  Big<int32_t> receiver_;          // [T * K] merge with pre_reduce (else empty): GPU that received
-                                   // the token on the pair's node
-  Big<int32_t> compute_of_pair_;   // [T * K]
-  std::vector<int32_t> weights_of_slot_;   // [slots] weight transfer task or -1
-  std::vector<int32_t> final_of_task_;     // [tasks] arrival task -> its FinalReduce, or -1
-  std::vector<int32_t> final_of_own_;      // [num_gpus] FinalReduce of the GPU's own computed pairs
-  std::vector<int32_t> pre_reduce_;        // [num_gpus * N * waves] PreReduce task or -1
-  std::vector<int64_t> remote_pairs_;      // [N * N] pairs of tokens of node n computed on node d (n != d)
-  // [N * N] the inter-node flows, by (node of the tokens n, node of their experts d): dispatch's
-  // flow n -> d and then combine's flow d -> n, which reuses its memory (each holds at most a
-  // row, a pair and a target per pair of remote_pairs_[n * N + d]).
-  std::vector<Flow> flows_;
-  // Rows and dependencies as the steps add them, per task; finalize_rows and finalize_deps
-  // move them into the plan's flat arrays, task after task. (One log of (task, row) in build
-  // order, counting-sorted by task at the end, wrote every row twice more and scattered it over
-  // all tasks: Zepp at 32 x 4 GPUs, 64 MiB took 5.3 s of CPU against 1.7 s this way.)
-  struct Staged {
-    std::vector<int32_t> tokens, pair_begin, pairs, deps;
-  };
-  std::vector<Staged> staged_;  // [tasks], grown as tasks are added
   Staged& staged(int32_t task) {
     if (size_t(task) >= staged_.size()) staged_.resize(plan_.tasks.size());
     return staged_[size_t(task)];
   }
-  std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
-  std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
 };
 
 }  // namespace zepp::plan_detail

@@ -110,7 +110,7 @@ void Builder::add_combine() {
         add_row(fr, t, &by_gpu[a], b - a);
         for (size_t q = a; q < b; ++q) add_dep(fr, compute_of_pair_[by_gpu[q]]);
       } else if (d == n) {
-        const int lane = ((local_of(src) - local_of(h)) % G_ + G_) % G_;  // line 20
+        const int lane = wrap_lane(local_of(src) - local_of(h));  // line 20
         const size_t step = opt_.merge ? b - a : 1;  // merge: one row per (token, GPU)
         for (size_t q = a; q < b; q += step) {
           const int wave = wave_of(d, &by_gpu[q], &by_gpu[q] + step);
@@ -143,7 +143,7 @@ void Builder::add_combine() {
           if (g == R) {
             for (size_t q = c; q < e; ++q) add_dep(pr, compute_of_pair_[by_gpu[q]]);
           } else {
-            const int lane = ((local_of(R) - local_of(g)) % G_ + G_) % G_;  // line 20
+            const int lane = wrap_lane(local_of(R) - local_of(g));  // line 20
             const int32_t gather = transfer(g, R, Phase::Combine, round, Hop::Gather,
                                             transfer_priority(Phase::Combine, round, lane), wave);
             add_row(gather, t, &by_gpu[c], e - c);

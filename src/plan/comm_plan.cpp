@@ -51,7 +51,23 @@ const char* to_string(Hop h) {
 CommPlan build_comm_plan(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                          const Topology& topo, const ModelShape& model, const PlanOptions& options,
                          const std::vector<WeightMove>& weight_moves, const std::vector<MulticastMove>& multicasts) {
-  return plan_detail::Builder(batch, placement, routing, topo, model, options).build(weight_moves, multicasts);
+  CommPlan plan;
+  CommPlanBuilder().build(plan, batch, placement, routing, topo, model, options, weight_moves, multicasts);
+  return plan;
+}
+
+CommPlanBuilder::CommPlanBuilder() : memory_(std::make_unique<plan_detail::Arrays>()) {}
+CommPlanBuilder::~CommPlanBuilder() = default;
+CommPlanBuilder::CommPlanBuilder(CommPlanBuilder&&) noexcept = default;
+CommPlanBuilder& CommPlanBuilder::operator=(CommPlanBuilder&&) noexcept = default;
+
+void CommPlanBuilder::build(CommPlan& plan, const RoutingBatch& batch, const Placement& placement,
+                            const Routing& routing, const Topology& topo, const ModelShape& model,
+                            const PlanOptions& options, const std::vector<WeightMove>& weight_moves,
+                            const std::vector<MulticastMove>& multicasts) {
+  if (!memory_) memory_ = std::make_unique<plan_detail::Arrays>();  // moved from
+  plan = plan_detail::Builder(batch, placement, routing, topo, model, options, std::move(plan), std::move(*memory_))
+             .build(weight_moves, multicasts, *memory_);
 }
 
 }  // namespace zepp

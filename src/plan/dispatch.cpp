@@ -11,6 +11,7 @@ void Builder::add_dispatch() {
   std::vector<Flow>& flows = flows_;
   flows.resize(size_t(N_) * N_);
   for (size_t i = 0; i < flows.size(); ++i) {  // at most a row per remote pair
+    flows[i].clear();  // combine's rows of the last build
     flows[i].rows.reserve(remote_pairs_[i]);
     flows[i].pairs.reserve(remote_pairs_[i]);
     flows[i].targets.reserve(remote_pairs_[i]);
@@ -34,7 +35,7 @@ void Builder::add_dispatch() {
       if (opt_.merge)
         while (b < by_gpu.size() && (d == n ? gpu_of_pair_[by_gpu[b]] == h : node_of(gpu_of_pair_[by_gpu[b]]) == d)) ++b;
       if (d == n) {
-        const int lane = ((local_of(h) - local_of(src) - 1) % G_ + G_) % G_;
+        const int lane = wrap_lane(local_of(h) - local_of(src) - 1);
         const int32_t task = transfer(src, h, Phase::Dispatch, 0, Hop::Direct, transfer_priority(Phase::Dispatch, 0, lane));
         add_row(task, int32_t(t));
         for (size_t q = a; q < b; ++q) deliver_[by_gpu[q]] = task;

@@ -41,6 +41,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
   // Dispatch round r sends to n - r; combine round r sends to n + r (Algorithm 1 lines 3, 17).
   const int round = phase == Phase::Dispatch ? (src_node - dst_node + N_) % N_ : (dst_node - src_node + N_) % N_;
   const int64_t prio = transfer_priority(phase, round, 0);
+  const int lane_shift = ((-1 - round) % G_ + G_) % G_;  // forwards' lane offset (line 10)
   for (size_t i : flow_used_) flow_[i] = -1, flow_rows_[i] = 0, flow_pairs_[i] = 0;  // the last flow's
   flow_used_.clear();
 
@@ -136,7 +137,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
         delivered[q] = put;
         continue;
       }
-      const int lane = ((local_of(h) - local_of(recv) - 1 - round) % G_ + 2 * G_) % G_;  // line 10
+      const int lane = wrap_lane(local_of(h) - local_of(recv) + lane_shift);  // line 10
       const int32_t fwd = transfer_of(Hop::Forward, recv, h, transfer_priority(phase, round, lane), row.wave);
       add_row(fwd, row.token, pairs, n_pairs);
       add_dep(fwd, put);
