@@ -259,7 +259,8 @@ void add_simulate(CLI::App& app) {
   cmd->add_flag("--no-overlap", f->no_overlap, "Zepp ablation: barrier-separated dispatch, compute, combine");
   cmd->add_flag("--no-locality", f->no_locality, "Zepp ablation: even split over replicas instead of locality-preferred routing");
   cmd->add_flag("--no-waves", f->no_waves,
-                "Zepp ablation: combine pre-reduces once per (GPU, destination node) instead of in completion waves");
+                "Zepp ablation: combine pre-reduces once per (GPU, destination node) instead of in completion waves "
+                "(each NIC's after its dispatch)");
   cmd->add_flag("--round-order-always", f->round_order_always,
                 "Zepp ablation: Algorithm 1's round order as plan dependencies in both phases (Zepp orders rounds by "
                 "priority only)");

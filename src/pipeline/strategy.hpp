@@ -39,7 +39,7 @@ struct StrategyOptions {
   // Zepp's ablation switches (paper Figure 12); ignored by the other strategies.
   bool split = true, merge = true, overlap = true, locality = true;
   // Zepp's stages beyond the figure's four, each with its ablation (issue 24): combine in
-  // completion waves (plan/combine.cpp); Zepp's round-order rule, which keeps Algorithm 1's
+  // completion waves, each NIC's after its dispatch (plan/combine.cpp, plan/nic_order.cpp); Zepp's round-order rule, which keeps Algorithm 1's
   // order as priorities only, false: as dependencies in both phases (plan/rounds.cpp states the
   // rule and its measurements); own-node rows computed first while the GPU would wait for
   // dispatch (plan/builder.cpp, local_first_slots).
@@ -190,11 +190,13 @@ inline Placement zepp_placement(const StrategyInput& in) {
   return place_zepp(in.workload.history_load, in.topo, in.opt.extra_slots, &b);
 }
 
-// Completion waves of Zepp's combine (PlanOptions::combine_waves) when opt.waves. Four, a choice
-// (not tuned): enough that a node's early GEMMs' rows leave while its later ones run, few enough
-// that the per-message latency of each wave's puts stays small against the flow (issue 24
-// measured 4 against 1 on its configurations; docs/reproduction.md's ablation row).
-inline constexpr int kZeppCombineWaves = 4;
+// Completion waves of Zepp's combine (PlanOptions::combine_waves) when opt.waves: a wave per
+// GEMM of each node's busiest GPU (plan/combine.cpp), at most 16, and each NIC's combine after
+// its dispatch (PlanOptions::combine_after_dispatch). The cap bounds the simulator's work, not
+// a latency we aimed at: with up to 64 waves the Kimi-K2 32 x 4 A100 64 MB layer took 279 s of
+// simulation instead of 37 s (and 37.9 ms simulated against 37.4); on 4-node layers 64 was up
+// to 2% faster than 16 (issue 24, measured in one build; docs/drift.md, "Completion waves").
+inline constexpr int kZeppCombineWaves = 16;
 
 // Zepp's plan options (§4.2 and its stages) from the strategy options: the one source for
 // `zepp`, `zepp+swaps` and `zepp-overlap`.

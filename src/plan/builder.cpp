@@ -376,6 +376,7 @@ void Builder::add_compute_groups() {
 void Builder::estimate_compute_finish() {
   est_done_.assign(plan_.tasks.size(), 0.0);
   node_span_.assign(N_, 0.0);
+  node_waves_.assign(N_, 1);
   std::vector<std::vector<int32_t>> on_gpu(plan_.num_gpus);
   for (size_t i = 0; i < plan_.tasks.size(); ++i)
     if (plan_.tasks[i].kind == TaskKind::Compute) on_gpu[plan_.tasks[i].gpu].push_back(int32_t(i));
@@ -385,6 +386,8 @@ void Builder::estimate_compute_finish() {
     double t = 0;
     for (int32_t id : ids) est_done_[id] = t += expert_compute_time(plan_.tasks[id].rows(), plan_.model, topo_);
     node_span_[node_of(g)] = std::max(node_span_[node_of(g)], t);
+    // A wave per GEMM of the node's busiest stream: more would leave waves empty on average.
+    node_waves_[node_of(g)] = std::clamp(int(ids.size()), node_waves_[node_of(g)], opt_.combine_waves);
   }
 }
 
@@ -492,6 +495,7 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::
   if (opt_.shared_expert_window && plan_.model.shared_experts > 0) add_shared_experts();
   finalize_deps();
   if (opt_.round_order) keep_round_order(plan_, true, opt_.round_order_combine);
+  if (opt_.combine_after_dispatch) combine_after_dispatch(plan_);
   memory = std::move(static_cast<Arrays&>(*this));
   return std::move(plan_);
 }

@@ -95,6 +95,7 @@ struct Arrays {
   std::vector<Staged> staged_;  // [tasks], grown as tasks are added
   std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
   std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
+  std::vector<int> node_waves_;            // [N] combine waves of the node (PlanOptions::combine_waves)
   CommPlan::Array spare_deps_;  // finalize_deps' new dep_index; the old one is kept for the next build
 };
 
@@ -146,7 +147,7 @@ class Builder : private Arrays {
   // The completion wave of a combine row computed on `node` whose pairs are [first, last).
   int wave_of(int node, const int32_t* first, const int32_t* last) const;
   // est_done_ and node_span_: the finish time of each compute task on its GPU's stream, in
-  // priority order, ignoring arrivals (an estimate of the order GEMMs complete in).
+  // priority order, ignoring arrivals (an estimate of the order GEMMs complete in); node_waves_.
   void estimate_compute_finish();
   // flow.cpp: split + merge path of one inter-node flow. Returns, aligned with flow.targets,
   // the task that delivers each row to each target; receivers (if not null) gets, aligned

@@ -11,11 +11,20 @@
 // the GEMM that completes it: with est(c) the finish of compute task c on its GPU's stream in
 // priority order (estimate_compute_finish, roofline times, arrivals ignored) and span(d) the
 // latest finish on node d, a row computed on node d whose pairs have compute tasks C gets
-// wave = clamp(ceil(W * max_{c in C} est(c) / span(d)) - 1, 0, W - 1). Gathers, pre-reductions,
-// relays, puts and forwards are keyed by wave as well as by their path, so each wave is
-// pre-reduced and sent as soon as its own GEMMs are done.
+// wave = clamp(ceil(W_d * max_{c in C} est(c) / span(d)) - 1, 0, W_d - 1), where W_d =
+// min(W, the most compute tasks one GPU of d runs): a wave spans about one GEMM of the node's
+// busiest GPU, so a row waits for about one GEMM after its own before it leaves. Gathers,
+// pre-reductions, relays, puts and forwards are keyed by wave as well as by their path, so each
+// wave is pre-reduced and sent as soon as its own GEMMs are done.
+// Why a wave per GEMM, not a fixed few (issue 24; one layer of Figure 9's workloads on A100 x 4
+// GPUs per node, us, 4 waves -> a wave per GEMM up to Zepp's 16 with combine_after_dispatch):
+// DeepSeek-V2-Lite 4 nodes 16 MB 4067 -> 3865, Qwen3-235B 4 nodes 16 MB 4612 -> 4214, Kimi-K2 8
+// nodes 16 MB 6791 -> 6366, none of 17 configurations slower (docs/drift.md); with four
+// waves on DeepSeek at 16 MB each of node 3's NICs idled 0.3-0.7 ms after dispatch while its
+// GEMMs ran, since each wave held nearly all rows toward one node, and sent them in one burst.
 //
-// Invariants, for every W >= 1 (W = 1 is the plan without waves):
+// Invariants, for every W >= 1 (W = 1 is the plan without waves; W_d <= W, so the tables sized
+// for W hold every wave):
 //  (W1) Equations (2)-(3) hold as without waves. The split of a flow (d -> n) is solved once,
 //       in route_flow, from the per-GPU row counts of the whole flow, and rows take NICs in flow
 //       order by the same cursor whatever their wave. Proof: the wave only enters the key under
@@ -59,8 +68,8 @@ int32_t Builder::final_reduce(int gpu, int32_t arrival) {
 }
 
 int Builder::wave_of(int node, const int32_t* first, const int32_t* last) const {
-  const int W = opt_.combine_waves;
-  if (W <= 1 || node_span_[node] <= 0) return 0;
+  if (opt_.combine_waves <= 1 || node_span_[node] <= 0) return 0;
+  const int W = node_waves_[node];
   double done = 0;
   for (const int32_t* p = first; p != last; ++p) done = std::max(done, est_done_[compute_of_pair_[*p]]);
   // Wave w holds completions in (w, w + 1] * span / W: a GEMM ending at span / W is in wave 0.

@@ -170,9 +170,14 @@ struct PlanOptions {
                              // local_first_slots)
   bool round_order_combine = true;  // with round_order: also in combine (false: dispatch only)
   int combine_waves = 1;  // with merge and pre_reduce: combine rows of a (node, destination node)
-                          // leave in up to this many completion waves (plan/combine.cpp), each
-                          // pre-reduced and sent once its rows' GEMMs are done; 1: one
-                          // pre-reduction per (GPU, destination node). In [1, 64].
+                          // leave in completion waves (plan/combine.cpp), each pre-reduced and
+                          // sent once its rows' GEMMs are done: on node d, min(this, the most
+                          // GEMMs one GPU of d runs) waves, so a wave spans about one GEMM of
+                          // its busiest GPU; 1: one pre-reduction per (GPU, destination node).
+                          // In [1, 64].
+  bool combine_after_dispatch = false;  // every inter-node combine transfer a GPU sends waits for
+                                        // the inter-node dispatch transfers it sends
+                                        // (combine_after_dispatch below)
   // The shared-expert window (iser-moe.txt §3.1, §4.4): with a model that has shared experts,
   // each GPU's compute stream first runs the shared experts over its own tokens (TaskKind::
   // SharedExpert), and its dispatch and routed GEMMs wait for it, while weight transfers
@@ -325,5 +330,18 @@ class CommPlanBuilder {
 // options.round_order; baselines that edit a plan's puts apply it after their edit.
 // dispatch / combine: which phases keep the order (both by default).
 void keep_round_order(CommPlan& plan, bool dispatch = true, bool combine = true);
+
+// Algorithm 1's phase order on each NIC (dispatch rounds, then combine rounds; lines 3, 17):
+// every inter-node (Link::NIC) combine transfer sent by a GPU also depends on every inter-node
+// dispatch transfer that GPU sends. Why: links share bandwidth among concurrent flows
+// (exec/sim.hpp, LinkSharing::Fair), so priorities alone do not keep the order, and a combine
+// wave sent early takes a NIC from the dispatch that other GPUs' GEMMs still wait for (Qwen3-30B
+// 4 x 4 A100 at 64 MB, a wave per GEMM up to 64 without this: node 1's dispatch ended at
+// 11.8-12.8 ms instead of 8.0 and the layer took 20.3 ms instead of 17.0). A NIC's dispatch
+// puts are ready early (after planning and their relays), so this delays a combine put only
+// while its own NIC still dispatches.
+// No cycle: dispatch transfers never depend on combine tasks. build_comm_plan applies it when
+// options.combine_after_dispatch, after keep_round_order.
+void combine_after_dispatch(CommPlan& plan);
 
 }  // namespace zepp

@@ -80,6 +80,78 @@ TEST_F(TwoGemms, RejectsAWaveCountOutOfRange) {
   EXPECT_THROW(plan(65), ArgumentError);
 }
 
+// 2 nodes x 2 GPUs, no split (GPU 2's rows reach node 0 through GPU 0, its peer there, which
+// pre-reduces them). GPU 0 holds experts 0 and 1, GPU 1 experts 2 and 3. GPU 2's tokens:
+// t0 -> 0, t1 -> 1, t2..t16 -> 2 (15 rows). Roofline by hand (16-byte rows, 1000 FLOP/s, 100 B/s):
+// a GEMM of r rows takes max(0.048 r, 0.48) s, so est(expert 0) = 0.48, est(expert 1) = 0.96 on
+// GPU 0 and est(expert 2) = 0.72 on GPU 1; span(node 0) = 0.96. GPU 0 runs the most GEMMs of
+// node 0, two, so W_0 = 2 whatever combine_waves >= 2 allows: t0 leaves in wave
+// ceil(2 * 0.48 / 0.96) - 1 = 0, t1 (ceil(2) - 1) and t2..t16 (ceil(1.5) - 1) in wave 1. With 64
+// waves per node t2..t16 would have a wave of their own (ceil(64 * 0.75) - 1 = 47).
+TEST(CombineWaves, NoMoreWavesThanTheBusiestGpuRunsGemms) {
+  const Topology topo = test::small_topology(2, 2);
+  const ModelShape model = test::small_model(8, 1);
+  std::vector<std::vector<int>> gpu2{{0}, {1}};
+  for (int i = 0; i < 15; ++i) gpu2.push_back({2});
+  const RoutingBatch batch = test::make_batch(8, 1, {{}, {}, gpu2, {}});
+  const Placement placement{4, 8, 2, {0, 1, 2, 3, 4, 5, 6, 7}};
+  const Routing routing = test::first_replica(batch, placement);
+  for (int waves : {2, 64}) {
+    PlanOptions o{false, true, true, 0.0};
+    o.combine_waves = waves;
+    const CommPlan p = build_comm_plan(batch, placement, routing, topo, model, o);
+    ASSERT_EQ(test::check_plan(p, batch, placement, routing), "") << waves;
+    std::vector<std::vector<int64_t>> pre;  // tokens of each pre-reduction, in task order
+    for (const Task& t : p.tasks)
+      if (t.kind == TaskKind::PreReduce) {
+        EXPECT_EQ(t.gpu, 0) << waves;
+        pre.push_back(test::tokens_of(p, t));
+        std::sort(pre.back().begin(), pre.back().end());
+      }
+    std::sort(pre.begin(), pre.end());
+    std::vector<int64_t> later{1};
+    for (int64_t t = 2; t <= 16; ++t) later.push_back(t);
+    EXPECT_EQ(pre, (std::vector<std::vector<int64_t>>{{0}, later})) << waves;
+  }
+}
+
+// combine_after_dispatch (plan/nic_order.cpp): 2 nodes x 1 GPU as TwoGemms, plus a token of
+// GPU 0 for expert 2 on GPU 1, so GPU 0 sends both a dispatch put and combine puts to node 1.
+TEST(CombineAfterDispatch, ANicsCombineWaitsForItsDispatch) {
+  const Topology topo = test::small_topology(2, 1);
+  const ModelShape model = test::small_model(4, 1);
+  const RoutingBatch batch = test::make_batch(4, 1, {{{2}}, {{0}, {1}}});
+  const Placement placement{2, 4, 2, {0, 1, 2, 3}};
+  const Routing routing = test::first_replica(batch, placement);
+  for (bool after : {false, true}) {
+    PlanOptions o{true, true, true, 0.0};
+    o.combine_waves = 2;
+    o.combine_after_dispatch = after;
+    const CommPlan p = build_comm_plan(batch, placement, routing, topo, model, o);
+    ASSERT_EQ(test::check_plan(p, batch, placement, routing), "");
+    std::vector<int32_t> dispatch_of(2, -1);
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+      const Task& t = p.tasks[i];
+      if (t.kind == TaskKind::Transfer && t.link == Link::NIC && t.phase == Phase::Dispatch) {
+        ASSERT_EQ(dispatch_of[t.gpu], -1);  // one put per GPU here
+        dispatch_of[t.gpu] = int32_t(i);
+      }
+    }
+    ASSERT_GE(dispatch_of[0], 0);
+    ASSERT_GE(dispatch_of[1], 0);
+    int combines = 0;
+    for (const Task& t : p.tasks) {
+      if (t.kind != TaskKind::Transfer || t.link != Link::NIC || t.phase != Phase::Combine) continue;
+      ++combines;
+      const auto deps = test::deps_of(p, t);
+      const bool waits = std::find(deps.begin(), deps.end(), dispatch_of[t.gpu]) != deps.end();
+      EXPECT_EQ(waits, after) << "combine put from GPU " << t.gpu;
+      EXPECT_EQ(std::find(deps.begin(), deps.end(), dispatch_of[1 - t.gpu]), deps.end());  // only its own NIC's
+    }
+    EXPECT_EQ(combines, 3);  // GPU 0: t1 and t2 in two waves (as in TwoGemms); GPU 1: t0
+  }
+}
+
 // (W1) and (W2): with waves every NIC carries the same rows of each flow, and every token's
 // output is summed from the same (token, pairs) rows, as with one wave.
 RC_GTEST_PROP(CombineWaves, KeepNicLoadsAndRows, ()) {
