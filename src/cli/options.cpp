@@ -228,8 +228,12 @@ void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology&
   require(std::isfinite(f.max_minutes) && f.max_minutes > 0, "--max-minutes",
           "expected a positive number of minutes, got " + std::to_string(f.max_minutes));
   const double tokens = std::min(tokens_per_gpu(model, f.workload.size_mb), 1e15);
-  check_budget(estimate_cost(model, topo, int64_t(tokens), f.strategies, f.zepp_placement), budget, "--max-memory",
-               f.max_minutes * 60, "--max-minutes");
+  require(f.runs_per_strategy >= 1, "--repeat", "must be >= 1");
+  CostEstimate e = estimate_cost(model, topo, int64_t(tokens), f.strategies, f.zepp_placement);
+  e.seconds *= double(f.runs_per_strategy);  // an upper bound: the workload is built once
+  check_budget(e, budget, "--max-memory", f.max_minutes * 60, "--max-minutes",
+               std::string("use a smaller --size-mb, fewer --nodes, --gpus-per-node or --experts, or fewer strategies") +
+                   (f.runs_per_strategy > 1 ? ", or a smaller --repeat" : ""));
 }
 
 ResolvedWorkload resolve(const WorkloadFlags& f) {

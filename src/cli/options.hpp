@@ -30,6 +30,7 @@ struct WorkloadFlags {
   std::optional<double> max_memory_mib;  // --max-memory; default: what the machine has
   double max_minutes = 60;               // --max-minutes (pipeline/cost.hpp: kDefaultSecondsBudget)
   int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)
+  int64_t runs_per_strategy = 1;         // set by zepp run: --repeat (the estimate's time, not its memory)
   bool zepp_placement = true;            // set by the command: a strategy packs with Zepp's rule (cost estimate)
 
   // Registers the flags on `cmd`.

@@ -162,6 +162,7 @@ void check_flags(const RunFlags& f) {
     WorkloadFlags sized = f.w;
     sized.strategies = int(strategy_list(f.strategies, "--strategy").size());
     sized.zepp_placement = packs_with_zepp(strategy_list(f.strategies, "--strategy"));
+    sized.runs_per_strategy = f.opt.repeat;
     if (!f.nodes_given) sized.nodes = 1;
     check_cost(sized, sized.model_shape(), sized.cluster());
   }
@@ -193,6 +194,7 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   f.w.nodes = size / gpn;
   f.w.strategies = int(names.size());
   f.w.zepp_placement = packs_with_zepp(names);
+  f.w.runs_per_strategy = f.opt.repeat;
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
   f.opt.exec.timeline = !f.timeline.empty();

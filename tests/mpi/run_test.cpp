@@ -303,6 +303,17 @@ size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// The time estimate counts every repeat: a billion runs of a small layer are refused before MPI
+// starts, naming the budget and --repeat (they ran unchecked for as long as they took).
+TEST(MpiRun, RepeatsCountInTheTimeBudget) {
+  const Launch r = mpirun(2, "--model mixtral-8x7b --gpus-per-node 2 --hidden 64 --ffn 64 --size-mb 0.01 --strategy a2av "
+                             "--repeat 1000000000", 60);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--max-minutes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("or a smaller --repeat"), std::string::npos) << r.err;
+  EXPECT_LT(r.seconds, 60);
+}
+
 // Every rank reads the same trace: a reading warning (an empty file skipped) prints once, from
 // rank 0, not once per rank.
 TEST(MpiRun, TraceWarningPrintsOnce) {
