@@ -314,9 +314,13 @@ void run(const PlaceFlags& f) {
     out["ranks"] = reb.ranks;  // original GPU of each rank of phy2log (survivors only)
     json moves = json::array(), imbalance = json::array();
     MoveReport total;
+    // Bytes need an expert's size, which only --model gives: without it they are unknown (null), not 0.
+    const bool sized = !f.model.empty();
+    const auto bytes = [sized](double b) { return sized ? json(b) : json(nullptr); };
     for (const Rebalanced& l : reb.layers) {
       moves.push_back({{"slots", l.moves.slots_changed}, {"local", l.moves.local}, {"nvlink", l.moves.nvlink},
-                       {"nic", l.moves.nic}, {"nvlink_bytes", l.moves.nvlink_bytes}, {"nic_bytes", l.moves.nic_bytes}});
+                       {"nic", l.moves.nic}, {"nvlink_bytes", bytes(l.moves.nvlink_bytes)},
+                       {"nic_bytes", bytes(l.moves.nic_bytes)}});
       imbalance.push_back({{"placed", l.imbalance}, {"from_scratch", l.fresh_imbalance}});
       total.slots_changed += l.moves.slots_changed;
       total.nvlink_bytes += l.moves.nvlink_bytes;
@@ -324,13 +328,16 @@ void run(const PlaceFlags& f) {
     }
     if (!f.previous_path.empty()) out["moves"] = std::move(moves);
     out["imbalance"] = std::move(imbalance);
-    std::fprintf(stderr, "zepp place: %d of %d GPUs serve; %s\n", int(reb.ranks.size()), p.num_gpus,
-                 f.previous_path.empty()
-                     ? "no --previous placement, so no moves counted"
-                     : ("moved " + std::to_string(total.slots_changed) + " slots over " + std::to_string(r.layers) +
-                        " layers: " + std::to_string(total.nvlink_bytes / 1e6) + " MB over NVLink, " +
-                        std::to_string(total.nic_bytes / 1e6) + " MB over NICs")
-                           .c_str());
+    char moved[256];
+    if (f.previous_path.empty())
+      std::snprintf(moved, sizeof moved, "no --previous placement, so no moves counted");
+    else if (sized)
+      std::snprintf(moved, sizeof moved, "moved %d slots over %d layers: %.1f MB over NVLink, %.1f MB over NICs",
+                    total.slots_changed, r.layers, total.nvlink_bytes / 1e6, total.nic_bytes / 1e6);
+    else
+      std::snprintf(moved, sizeof moved, "moved %d slots over %d layers (bytes unknown: --model gives an expert's size)",
+                    total.slots_changed, r.layers);
+    std::fprintf(stderr, "zepp place: %d of %d GPUs serve; %s\n", int(reb.ranks.size()), p.num_gpus, moved);
   }
   if (!f.history_path.empty() && !f.trace_path.empty()) out["evaluation"] = evaluate(r, p, problem_from_trace(f, f.trace_path), f.trace_path);
   if (f.output_format.empty()) std::fputs((out.dump() + "\n").c_str(), stdout);

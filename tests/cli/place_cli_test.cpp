@@ -179,6 +179,15 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
     EXPECT_DOUBLE_EQ(m["nvlink_bytes"].get<double>(), m["nvlink"].get<int>() * 3.0 * 2048 * 1408 * 2);
   }
   EXPECT_NE(again.err.find("16 of 16 GPUs serve"), std::string::npos) << again.err;
+  // Without --model an expert's size is unknown: the bytes are null and the line says so (they
+  // read 0 MB, though slots moved).
+  const auto unsized = run_zepp("place --policy zepp --load " + after + " --previous " + current);
+  ASSERT_EQ(unsized.status, 0) << unsized.err;
+  for (const json& m : json::parse(unsized.out)["moves"]) {
+    EXPECT_TRUE(m["nvlink_bytes"].is_null());
+    EXPECT_TRUE(m["nic_bytes"].is_null());
+  }
+  EXPECT_NE(unsized.err.find("(bytes unknown: --model gives an expert's size)"), std::string::npos) << unsized.err;
 
   const auto budget = run_zepp("place --policy zepp --load " + after + " --previous " + current +
                                " --model deepseek-v2-lite --max-moved-mb 0");
