@@ -1,5 +1,6 @@
 // `zepp`: plan and simulate expert-parallel MoE layers. Exit status 2 on bad input or arguments.
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <string>
 #include <exception>
@@ -84,6 +85,9 @@ int main(int argc, char** argv) {
     return leave_together(2);
   } catch (const zepp::ArgumentError& e) {
     if (!quiet) std::fprintf(stderr, "zepp: invalid argument: %s\n", e.what());
+    return leave_together(2);
+  } catch (const std::filesystem::filesystem_error& e) {  // a path the system refuses (read-only, /proc)
+    if (!quiet) std::fprintf(stderr, "zepp: error: %s\n", e.what());
     return leave_together(2);
   } catch (const std::bad_alloc&) {
     if (!quiet) std::fprintf(stderr, "zepp: error: out of memory (try a smaller --size-mb or fewer nodes)\n");

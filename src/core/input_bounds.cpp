@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 
 namespace zepp {
 
@@ -25,6 +26,10 @@ double memory_budget_bytes() {
 }
 
 uint64_t check_file_size(const std::string& path) {
+  // A FIFO would block the open until some writer came; a directory or device is no file of data.
+  if (const std::string kind = not_regular_kind(path); !kind.empty())
+    throw InputError(path + ": expected a regular file to read, got " + kind +
+                     (kind == "a FIFO" ? " (a pipe, whose open waits for a writer: save its contents to a file)" : ""));
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return 0;
   const uint64_t size = std::filesystem::file_size(path, ec);

@@ -32,8 +32,9 @@ constexpr uint64_t kMaxFileBytes = uint64_t(4) << 30;
 double memory_budget_bytes();
 
 // The size of the file at `path`, checked before it is read: InputError "PATH: expected a file of
-// at most 4 GiB (read whole), got N bytes" beyond kMaxFileBytes. 0 for what has no size (a
-// missing file, a FIFO): its reader reports that.
+// at most 4 GiB (read whole), got N bytes" beyond kMaxFileBytes, and "PATH: expected a regular
+// file to read, got a FIFO" (or a directory, a device, a socket) for what is not one: opening a
+// FIFO blocks until a writer comes. 0 for a missing file: its reader reports that.
 uint64_t check_file_size(const std::string& path);
 
 // Throws InputError "PATH: byte OFFSET: expected lists or objects nested at most 64 deep, got

@@ -42,7 +42,17 @@ void check_output_file(const std::string& path, const std::string& flag) {
 void check_output_dir(const std::string& path, const std::string& flag) {
   require(!path.empty(), flag, "expected a folder name");
   std::error_code ec;
-  if (!fs::exists(path, ec)) return;
+  if (!fs::exists(path, ec)) {
+    // The writers create it later; its nearest existing ancestor must be a folder, or they fail
+    // after the work (a path under a regular file).
+    fs::path up = fs::path(path).parent_path();
+    while (!up.empty() && !fs::exists(up, ec)) up = up.parent_path();
+    const std::string kind = up.empty() ? "a directory" : not_regular_kind(up.string());
+    require(kind == "a directory", flag,
+            up.string() + " is " + (kind.empty() ? std::string("a regular file") : kind) + ", not a folder to create " +
+                path + " in");
+    return;
+  }
   const std::string kind = not_regular_kind(path);
   require(kind == "a directory", flag, path + " is " + (kind.empty() ? std::string("a regular file") : kind) + "; expected a folder");
 }

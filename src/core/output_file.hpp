@@ -18,7 +18,8 @@ std::string not_regular_kind(const std::string& path);
 // folder. Missing folders are fine (the writers create them).
 void check_output_file(const std::string& path, const std::string& flag);
 
-// Refuses a path that exists and is not a folder (ArgumentError naming the flag).
+// Refuses a path that exists and is not a folder, or a missing one whose nearest existing
+// ancestor is not a folder (ArgumentError naming the flag).
 void check_output_dir(const std::string& path, const std::string& flag);
 
 // Replaces `path` with `text` atomically, after check_output_file. Creates the folder. Throws

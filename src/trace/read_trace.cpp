@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/input_bounds.hpp"
+#include "core/output_file.hpp"
 #include "trace/builder.hpp"
 #include "trace/layer_check.hpp"
 #include "trace/readers.hpp"
@@ -81,7 +82,13 @@ void walk(const fs::path& root, const fs::path& dir, std::vector<std::pair<uint6
     if (name.starts_with(".")) continue;
     if (fs::is_directory(p, ec)) {  // follows links
       walk(root, p, above, seen, files);
-    } else if (fs::is_regular_file(p, ec) && (ext == ".json" || ext == ".jsonl" || ext == ".csv")) {
+    } else if (ext == ".json" || ext == ".jsonl" || ext == ".csv") {
+      // A trace file that cannot be read is lost data: refused, not skipped.
+      if (fs::is_symlink(p, ec) && !fs::exists(p, ec))
+        throw InputError(p.string() + ": expected a trace file, got a broken symbolic link (to " +
+                         fs::read_symlink(p, ec).string() + ")");
+      if (const std::string kind = not_regular_kind(p.string()); !kind.empty())
+        throw InputError(p.string() + ": expected a trace file, got " + kind);
       files.push_back({p.string(), p.lexically_relative(root).generic_string()});
     }
   }

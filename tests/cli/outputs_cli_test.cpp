@@ -91,6 +91,37 @@ TEST(Outputs, DirectoryFifoAndFileRefusedWithoutStrayFiles) {
   EXPECT_TRUE(fs::is_empty(dir / "folder.csv"));
 }
 
+// Inputs that are not regular files are refused at once: opening a FIFO with no writer blocked
+// `place --load`, `report --fig9` and the other readers; a broken link in a trace folder was
+// skipped without a word (its file's tokens lost); a --figures folder under a regular file
+// failed after the report with an internal error.
+TEST(Inputs, FifoBrokenLinkAndFolderUnderAFileAreRefused) {
+  const fs::path dir = scratch("inputs");
+  ASSERT_EQ(::mkfifo((dir / "load.json").c_str(), 0644), 0);
+  auto r = run_zepp("place --policy eplb --load " + (dir / "load.json").string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("load.json: expected a regular file to read, got a FIFO"), std::string::npos) << r.err;
+  r = run_zepp("experiment report --fig9 " + (dir / "load.json").string() + " --out " + (dir / "r.md").string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("got a FIFO"), std::string::npos) << r.err;
+
+  fs::create_directories(dir / "trace");
+  std::ofstream(dir / "trace" / "a.json") << R"([{"1":[[0,1],[2,3]]}])";
+  fs::create_symlink(dir / "nowhere.json", dir / "trace" / "b.json");
+  r = run_zepp("simulate --trace " + (dir / "trace").string() + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("b.json: expected a trace file, got a broken symbolic link"), std::string::npos) << r.err;
+
+  std::ofstream(dir / "repro.md") << "x";
+  r = run_zepp("experiment report --fig9 " + std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv --allow-mixed-commits --out " +
+               (dir / "out.md").string() + " --figures " + (dir / "repro.md" / "figs").string());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--figures: " + (dir / "repro.md").string() + " is a regular file, not a folder to create"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out.md")) << "the report was written before the check";
+}
+
 // A report of CSVs made by two commits is refused unless asked, and then names both.
 TEST(Report, RefusesToMixCommitsUnlessAsked) {
   const fs::path dir = scratch("mixed");
