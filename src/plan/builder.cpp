@@ -143,27 +143,6 @@ int32_t Builder::new_transfer(int src, int dst, Phase phase, int round, Hop hop,
   return add_task(std::move(t));
 }
 
-void Builder::add_dep(int32_t task, int32_t dep) {
-  if (dep < 0) return;
-  // A task's dependencies are a set (finalize_deps sorts and dedups them); skipping a repeat of
-  // the last few keeps the lists short.
-  auto& deps = staged(task).deps;
-  for (size_t i = deps.size(), seen = 0; i > 0 && seen < 4; --i, ++seen)
-    if (deps[i - 1] == dep) return;
-  deps.push_back(dep);
-}
-
-void Builder::add_row(int32_t task, int32_t token, const int32_t* pairs, size_t n) {
-  Staged& s = staged(task);
-  s.tokens.push_back(token);
-  if (pairs) {
-    if (s.pair_begin.empty()) s.pair_begin.push_back(0);
-    s.pairs.insert(s.pairs.end(), pairs, pairs + n);
-    s.pair_begin.push_back(int32_t(s.pairs.size()));
-  }
-  // Transfer and FinalReduce bytes: finalize_rows adds token_bytes per row.
-}
-
 void Builder::add_multicasts(const std::vector<MulticastMove>& moves) {
   for (size_t m = 0; m < moves.size(); ++m) {
     const MulticastMove& mv = moves[m];

@@ -29,21 +29,39 @@ struct Flow {
   Big<FlowRow> rows;
   Big<int32_t> pairs;
   Big<int32_t> targets;
+  // [G] rows per GPU of the source node (by local index): the split's V_i, counted as rows are
+  // added (a pass of its own over the rows read them from memory once more).
+  std::vector<int64_t> volumes;
   uint32_t pair_end(size_t r) const { return r + 1 < rows.size() ? rows[r + 1].pair_begin : uint32_t(pairs.size()); }
   uint32_t tgt_end(size_t r) const { return r + 1 < rows.size() ? rows[r + 1].tgt_begin : uint32_t(targets.size()); }
-  void clear() { rows.clear(), pairs.clear(), targets.clear(); }  // keeps the memory for reuse
+  // Adds a row held by the GPU of local index `local` (pairs and targets follow it).
+  void add(const FlowRow& row, int local) {
+    rows.push_back(row);
+    ++volumes[size_t(local)];
+  }
+  void clear(int gpus_per_node) {  // keeps the memory for reuse
+    rows.clear(), pairs.clear(), targets.clear();
+    volumes.assign(size_t(gpus_per_node), 0);
+  }
 };
 
-// Sorts a token's pairs [first, last) by serving GPU, keeping pair order among equal GPUs (as
-// std::stable_sort does): an insertion sort, as a token has top_k pairs.
-inline void sort_by_gpu(int32_t* first, int32_t* last, const int32_t* gpu_of_pair) {
-  for (int32_t* i = first + (first != last); i < last; ++i) {
-    const int32_t p = *i;
+// A token's pairs p0 .. p0 + k - 1 other than those served by `skip` (-1: none), ordered by
+// serving GPU, keeping pair order among equal GPUs (as std::stable_sort does), into pairs[] and
+// their GPUs into gpus[]; returns how many. An insertion sort of keys GPU << 32 | pair (pairs
+// ascend, so equal GPUs keep their order), as a token has top_k pairs. keys: k entries of room.
+inline size_t pairs_by_gpu(int64_t p0, int k, int skip, const int32_t* gpu_of_pair, uint64_t* keys, int32_t* pairs,
+                           int32_t* gpus) {
+  size_t n = 0;
+  for (int64_t p = p0; p < p0 + k; ++p) {
     const int32_t g = gpu_of_pair[p];
-    int32_t* j = i;
-    for (; j > first && gpu_of_pair[j[-1]] > g; --j) *j = j[-1];
-    *j = p;
+    if (g == skip) continue;
+    const uint64_t key = uint64_t(uint32_t(g)) << 32 | uint32_t(p);
+    size_t j = n++;
+    for (; j > 0 && keys[j - 1] > key; --j) keys[j] = keys[j - 1];
+    keys[j] = key;
   }
+  for (size_t i = 0; i < n; ++i) pairs[i] = int32_t(uint32_t(keys[i])), gpus[i] = int32_t(keys[i] >> 32);
+  return n;
 }
 
 // Rows and dependencies of one task as the steps add them (Arrays::staged_).
@@ -88,6 +106,7 @@ struct Arrays {
   // flow n -> d and then combine's flow d -> n, which reuses its memory (each holds at most a
   // row, a pair and a target per pair of remote_pairs_[n * N + d]).
   std::vector<Flow> flows_;
+  std::vector<int32_t> delivered_, nic_of_row_;  // route_flow's, per flow
   // Rows and dependencies as the steps add them, per task; finalize_rows and finalize_deps
   // move them into the plan's flat arrays, task after task. (One log of (task, row) in build
   // order, counting-sorted by task at the end, wrote every row twice more and scattered it over
@@ -150,10 +169,9 @@ class Builder : private Arrays {
   // priority order, ignoring arrivals (an estimate of the order GEMMs complete in); node_waves_.
   void estimate_compute_finish();
   // flow.cpp: split + merge path of one inter-node flow. Returns, aligned with flow.targets,
-  // the task that delivers each row to each target; receivers (if not null) gets, aligned
-  // with flow.rows, the GPU that received the RDMA put.
-  std::vector<int32_t> route_flow(Phase phase, int src_node, int dst_node, const Flow& flow,
-                                  std::vector<int32_t>* receivers);
+  // the task that delivers each row to each target (valid until the next call). Dispatch also
+  // sets deliver_ and receiver_ of the flow's pairs.
+  const std::vector<int32_t>& route_flow(Phase phase, int src_node, int dst_node, const Flow& flow);
   // flow.cpp: whether split x of a flow with per-GPU rows `volumes` saves more NIC time than
   // its NVLink hops cost.
   bool split_pays(const std::vector<int64_t>& volumes, const std::vector<int64_t>& x) const;
@@ -178,5 +196,28 @@ class Builder : private Arrays {
     return staged_[size_t(task)];
   }
 };
+
+// Inline: called per row and per pair from every step's file.
+inline void Builder::add_dep(int32_t task, int32_t dep) {
+  if (dep < 0) return;
+  // A task's dependencies are a set (finalize_deps sorts and dedups them); skipping a repeat of
+  // the last few keeps the lists short.
+  auto& deps = staged(task).deps;
+  for (size_t i = deps.size(), seen = 0; i > 0 && seen < 4; --i, ++seen)
+    if (deps[i - 1] == dep) return;
+  deps.push_back(dep);
+}
+
+inline void Builder::add_row(int32_t task, int32_t token, const int32_t* pairs, size_t n) {
+  Staged& s = staged(task);
+  s.tokens.push_back(token);
+  if (pairs) {
+    if (s.pair_begin.empty()) s.pair_begin.push_back(0);
+    if (n == 1) s.pairs.push_back(*pairs);  // most rows without merge: no memmove call
+    else s.pairs.insert(s.pairs.end(), pairs, pairs + n);
+    s.pair_begin.push_back(int32_t(s.pairs.size()));
+  }
+  // Transfer and FinalReduce bytes: finalize_rows adds token_bytes per row.
+}
 
 }  // namespace zepp::plan_detail

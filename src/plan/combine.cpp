@@ -96,7 +96,8 @@ void Builder::add_combine() {
   // Flow d -> n is flows_[n * N + d] (builder.hpp), reserved by dispatch.
   std::vector<Flow>& flows = flows_;
   const int64_t T = batch_.num_tokens();
-  std::vector<int32_t> by_gpu(K_);
+  std::vector<int32_t> by_gpu(K_), gpu_at(K_);  // the token's pairs by serving GPU, and their GPUs
+  std::vector<uint64_t> keys(K_);
   for (int64_t t = 0; t < T; ++t) {
     const int src = src_gpu_of_token_[t];
     const int n = node_of(src);
@@ -105,15 +106,14 @@ void Builder::add_combine() {
       gather_used_.clear();
       gather_node_ = n;
     }
-    for (int k = 0; k < K_; ++k) by_gpu[k] = int32_t(t * K_ + k);
-    sort_by_gpu(by_gpu.data(), by_gpu.data() + K_, gpu_of_pair_.data());
+    pairs_by_gpu(t * K_, K_, -1, gpu_of_pair_.data(), keys.data(), by_gpu.data(), gpu_at.data());
 
     for (size_t a = 0; a < by_gpu.size();) {
-      const int h = gpu_of_pair_[by_gpu[a]];
+      const int h = gpu_at[a];
       const int d = node_of(h);
       size_t b = a + 1;  // [a, b): the token's pairs on GPU h (merge: on node d if remote)
-      while (b < by_gpu.size() && (opt_.merge && d != n ? node_of(gpu_of_pair_[by_gpu[b]]) == d
-                                                        : gpu_of_pair_[by_gpu[b]] == h)) ++b;
+      while (b < by_gpu.size() && (opt_.merge && d != n ? node_of(gpu_at[b]) == d
+                                                        : gpu_at[b] == h)) ++b;
       if (h == src) {  // computed where the token lives: accumulated into y directly
         const int32_t fr = final_reduce(src, -1);
         add_row(fr, t, &by_gpu[a], b - a);
@@ -133,8 +133,9 @@ void Builder::add_combine() {
       } else if (!opt_.merge || !opt_.pre_reduce) {  // one row per pair (with merge [a, b) spans the node)
         Flow& f = flows[size_t(n) * N_ + d];
         for (size_t q = a; q < b; ++q) {
-          f.rows.push_back({int32_t(t), gpu_of_pair_[by_gpu[q]], compute_of_pair_[by_gpu[q]],
-                            wave_of(d, &by_gpu[q], &by_gpu[q] + 1), uint32_t(f.pairs.size()), uint32_t(f.targets.size())});
+          f.add({int32_t(t), gpu_at[q], compute_of_pair_[by_gpu[q]], wave_of(d, &by_gpu[q], &by_gpu[q] + 1),
+                 uint32_t(f.pairs.size()), uint32_t(f.targets.size())},
+                local_of(gpu_at[q]));
           f.pairs.push_back(by_gpu[q]);
           f.targets.push_back(src);
         }
@@ -146,9 +147,9 @@ void Builder::add_combine() {
         const int32_t pr = pre_reduce(R, n, wave);
         int64_t inputs = 0;
         for (size_t c = a; c < b;) {
-          const int g = gpu_of_pair_[by_gpu[c]];
+          const int g = gpu_at[c];
           size_t e = c + 1;
-          while (e < b && gpu_of_pair_[by_gpu[e]] == g) ++e;
+          while (e < b && gpu_at[e] == g) ++e;
           if (g == R) {
             for (size_t q = c; q < e; ++q) add_dep(pr, compute_of_pair_[by_gpu[q]]);
           } else {
@@ -165,7 +166,7 @@ void Builder::add_combine() {
         add_row(pr, t, &by_gpu[a], b - a);
         plan_.tasks[pr].bytes += double(inputs) * plan_.token_bytes;
         Flow& f = flows[size_t(n) * N_ + d];
-        f.rows.push_back({int32_t(t), R, pr, wave, uint32_t(f.pairs.size()), uint32_t(f.targets.size())});
+        f.add({int32_t(t), R, pr, wave, uint32_t(f.pairs.size()), uint32_t(f.targets.size())}, local_of(R));
         f.pairs.insert(f.pairs.end(), by_gpu.begin() + a, by_gpu.begin() + b);
         f.targets.push_back(src);
       }
@@ -177,7 +178,7 @@ void Builder::add_combine() {
     for (int n = 0; n < N_; ++n) {
       const Flow& f = flows[size_t(n) * N_ + d];
       if (f.rows.empty()) continue;
-      const std::vector<int32_t> delivered = route_flow(Phase::Combine, d, n, f, nullptr);
+      const std::vector<int32_t>& delivered = route_flow(Phase::Combine, d, n, f);
       for (size_t r = 0; r < f.rows.size(); ++r) {
         const FlowRow& row = f.rows[r];
         const int32_t fr = final_reduce(f.targets[row.tgt_begin], delivered[row.tgt_begin]);

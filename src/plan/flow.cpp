@@ -36,8 +36,7 @@ bool Builder::split_pays(const std::vector<int64_t>& volumes, const SplitMatrix&
   return saved > hops;
 }
 
-std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node, const Flow& flow,
-                                         std::vector<int32_t>* receivers) {
+const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int dst_node, const Flow& flow) {
   // Dispatch round r sends to n - r; combine round r sends to n + r (Algorithm 1 lines 3, 17).
   const int round = phase == Phase::Dispatch ? (src_node - dst_node + N_) % N_ : (dst_node - src_node + N_) % N_;
   const int64_t prio = transfer_priority(phase, round, 0);
@@ -45,8 +44,7 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
   for (size_t i : flow_used_) flow_[i] = -1, flow_rows_[i] = 0, flow_pairs_[i] = 0;  // the last flow's
   flow_used_.clear();
 
-  std::vector<int64_t> volumes(G_, 0);
-  for (const FlowRow& r : flow.rows) ++volumes[local_of(r.src_gpu)];
+  const std::vector<int64_t>& volumes = flow.volumes;
   SplitMatrix x(size_t(G_) * G_, 0);
   if (opt_.split) {
     int64_t total = 0;
@@ -78,7 +76,8 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
   // Pass 1: every row's NIC, and the rows and pairs each relay, put and forward of the flow
   // will carry (they are the flow's own: builder.hpp, flow_), so pass 2 allocates each once.
   const bool via_peer = opt_.merge && (phase == Phase::Dispatch || opt_.pre_reduce);
-  std::vector<int32_t> nic_of_row(flow.rows.size());
+  std::vector<int32_t>& nic_of_row = nic_of_row_;
+  nic_of_row.resize(flow.rows.size());
   auto count = [&](Hop hop, int src, int dst, int wave, uint32_t n_pairs) {
     const size_t i = flow_cell(hop, src, dst, wave);
     ++flow_rows_[i];
@@ -112,8 +111,8 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     }
     return id;
   };
-  std::vector<int32_t> delivered(flow.targets.size(), -1);
-  if (receivers) receivers->assign(flow.rows.size(), -1);
+  std::vector<int32_t>& delivered = delivered_;
+  delivered.assign(flow.targets.size(), -1);
   for (size_t r = 0; r < flow.rows.size(); ++r) {
     const FlowRow& row = flow.rows[r];
     const int32_t* pairs = with_pairs ? flow.pairs.data() + row.pair_begin : nullptr;
@@ -130,7 +129,6 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
     const int32_t put = transfer_of(Hop::Put, nic, recv, prio, row.wave);
     add_row(put, row.token, pairs, n_pairs);
     add_dep(put, ready);
-    if (receivers) (*receivers)[r] = recv;
     for (uint32_t q = row.tgt_begin; q < flow.tgt_end(r); ++q) {
       const int h = flow.targets[q];
       if (h == recv) {
@@ -142,6 +140,17 @@ std::vector<int32_t> Builder::route_flow(Phase phase, int src_node, int dst_node
       add_row(fwd, row.token, pairs, n_pairs);
       add_dep(fwd, put);
       delivered[q] = fwd;
+    }
+    if (phase == Phase::Dispatch) {
+      // The row's pairs, ordered by GPU, and its targets (their distinct GPUs, in that order):
+      // each pair's token arrives with its target's transfer, received by recv.
+      uint32_t q = row.tgt_begin;
+      for (uint32_t i = row.pair_begin; i < flow.pair_end(r); ++i) {
+        const int32_t p = flow.pairs[i];
+        while (flow.targets[q] != gpu_of_pair_[p]) ++q;
+        deliver_[p] = delivered[q];
+        if (!receiver_.empty()) receiver_[p] = recv;
+      }
     }
   }
   return delivered;
