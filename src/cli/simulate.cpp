@@ -113,10 +113,13 @@ void run(const SimulateFlags& f) {
           "describe a whole model's step; add --layers all (or a list)");
   require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
           "runs one layer; leave out --iterations and --layers");
-  for (const auto& n : names)
-    require(!is_variant(n) || (!f.model.active() && f.serve.iterations == 0), "--strategies",
-            "'" + n + "' is a one-layer variant; with --iterations or --layers give its base strategy and the flag that "
-            "switches the stage (e.g. zepp --no-split)");
+  for (const auto& n : names) {
+    if (!is_variant(n) || (!f.model.active() && f.serve.iterations == 0)) continue;
+    StrategyOptions unused;
+    const std::string base = strategy_variant(n, unused), flag = variant_flag(n);
+    throw ArgumentError("--strategies: '" + n + "' is a one-layer variant; with --iterations or --layers " +
+                        (flag.empty() ? "it has no flag: run it on one layer" : "give " + base + " " + flag));
+  }
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;
@@ -159,6 +162,15 @@ void run(const SimulateFlags& f) {
   if (!f.failed_nodes.empty()) {
     require(f.format != "csv", "--format", "csv holds one cluster; use table or json with --failed-nodes");
     d = degrade(f.w, opt, f.failed_nodes, r);
+    for (const StrategyRun& run : runs) {  // each strategy's placement on the survivors, before any runs
+      StrategyOptions o = d->opt;
+      const std::string strategy = strategy_variant(run.name, o);
+      try {
+        check_strategy_fits(strategy, d->flags.model_shape(), d->flags.cluster(), o);
+      } catch (const ArgumentError& e) {
+        throw ArgumentError("--failed-nodes: on the " + std::to_string(d->flags.nodes) + " surviving nodes, " + e.what());
+      }
+    }
   }
   std::vector<StrategyOutcome> outcomes;
   // A topology file from `zepp calibrate` carries a compute model measured on the machine: each

@@ -18,6 +18,11 @@ bool is_variant(const std::string& strategy);
 // name is returned unchanged and `so` untouched.
 std::string strategy_variant(const std::string& name, StrategyOptions& so);
 
+// The `zepp simulate` flag that switches the same stage of the base ("--no-split" for
+// "zepp/no-split"), or "" when none does (zepp/eplb-placement, epic/zepp-placement) or `name` is
+// no variant.
+std::string variant_flag(const std::string& name);
+
 // Every variant name, sorted: "epic/zepp-placement", "zepp/eplb-placement", "zepp/no-local-first",
 // "zepp/no-locality", "zepp/no-merge", "zepp/no-overlap", "zepp/no-split", "zepp/no-waves",
 // "zepp/roofline-placement", "zepp/round-order-always".

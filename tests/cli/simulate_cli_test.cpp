@@ -138,10 +138,22 @@ TEST(SimulateCli, VariantNamesRunBesideTheirBase) {
   EXPECT_NE(r.err.find("--strategies: 'zepp/no-waves' runs zepp/no-waves, which 'zepp' with these flags runs too"), std::string::npos) << r.err;
   r = run_zepp("simulate --model deepseek-v2-lite --nodes 2 --gpus-per-node 4 --strategies zepp/no-split --iterations 2");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("'zepp/no-split' is a one-layer variant"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'zepp/no-split' is a one-layer variant; with --iterations or --layers give zepp --no-split"), std::string::npos) << r.err;
   r = run_zepp("simulate " + base + "--strategies zepp/bogus");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("or a variant: epic/zepp-placement"), std::string::npos) << r.err;
+}
+
+// A strategy whose placement does not fit the survivors is refused before anything runs, naming
+// --failed-nodes and the strategy (it said only "num_experts: 64 is not a positive multiple of
+// the 12 GPUs").
+TEST(SimulateCli, LostNodesThatLeaveNoPlacementNameTheFlag) {
+  const auto r = run_zepp("simulate --model deepseek-v2-lite --nodes 4 --gpus-per-node 4 --size-mb 0.25 --strategies a2av,zepp "
+                          "--failed-nodes 1");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--failed-nodes: on the 3 surviving nodes, strategies: a2av cannot place 64 experts on 3 x 4 GPUs"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(SimulateCli, SameSeedSameReport) {
