@@ -156,6 +156,26 @@ TEST(SimulateCli, LostNodesThatLeaveNoPlacementNameTheFlag) {
       << r.err;
 }
 
+// A workload flag that shapes another workload is refused, not ignored: --zipf beside --trace,
+// --layer beside --layers, --link-sharing with the closed-form estimate.
+TEST(SimulateCli, WorkloadFlagsOfAnotherModeAreRefused) {
+  const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
+  const std::string t = "simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2 ";
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : {Case{t + "--zipf 0.5", "--zipf: only acts with the synthetic workload"},
+                        Case{t + "--layers 1-2 --layer 3", "--layer: only acts with one layer"},
+                        Case{t + "--history " + trace + " --history-fraction 0.3", "--history-fraction: only acts with --trace and no --history"},
+                        Case{"simulate --nodes 2 --history-fraction 0.3", "--history-fraction: only acts with --trace"},
+                        Case{"simulate --nodes 2 --executor estimate --link-sharing serial", "--link-sharing: only acts with --executor sim"}}) {
+    const auto r = run_zepp(c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
 TEST(SimulateCli, SameSeedSameReport) {
   const auto a = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
   const auto b = run_zepp("simulate --format csv --executor estimate --nodes 2 --seed 7");
