@@ -43,6 +43,7 @@ struct PlaceFlags {
   std::string output_format, output_path;  // a serving engine's file instead of the JSON on stdout
   // Rebalancing and elastic EP (policy zepp): the current placement and lost GPUs or nodes.
   std::string previous_path, previous_format = "eplb-json";
+  bool previous_format_given = false;
   std::vector<int> failed_gpus, failed_nodes;
   double max_moved_mb = -1;  // per layer; < 0: no budget (not given: the flag refuses negatives)
 };
@@ -235,6 +236,12 @@ void run(const PlaceFlags& f) {
           "expected eplb, zepp or contiguous, got '" + f.policy + "'");
   const std::string source = f.history_path.empty() ? f.trace_path : f.history_path;
   require(f.load_path.empty() != source.empty(), "--load", "give exactly one of --load FILE or --trace/--history PATH");
+  // Flags that only act with another policy or input are refused, not ignored.
+  require(!f.previous_format_given || !f.previous_path.empty(), "--previous-format",
+          "describes --previous FILE; give that or leave this out");
+  require(!f.groups || f.policy == "eplb", "--groups", "only acts with --policy eplb (EPLB's expert groups)");
+  require(!f.extra_slots || f.policy != "contiguous", "--extra-slots",
+          "does not act with --policy contiguous (E / G experts per GPU, no replicas)");
   if (!f.load_path.empty()) {  // the load file sets the problem: a trace-only flag would be ignored
     const std::pair<bool, const char*> trace_only[] = {
         {f.nodes.has_value(), "--nodes"},         {f.gpus_per_node.has_value(), "--gpus-per-node"},
@@ -390,7 +397,10 @@ void add_place(CLI::App& app) {
   cmd->add_option("--max-moved-mb", f->max_moved_mb,
                   "Per-layer budget for weight moves in MB (with --previous and --model): trades balance for churn; "
                   "restoring experts of lost GPUs may exceed it");
-  cmd->callback([f] { run(*f); });
+  cmd->callback([f, cmd] {
+    f->previous_format_given = cmd->count("--previous-format") > 0;
+    run(*f);
+  });
 }
 
 }  // namespace zepp::cli

@@ -80,13 +80,29 @@ TEST(PlaceCli, TraceOnlyFlagsAreRefusedWithLoad) {
   const std::string f = write_file("place_trace_only.json",
       R"({"weight": [[1, 2, 3, 4]], "num_replicas": 6, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   for (const std::string flag : {"--extra-slots 4", "--nodes 2", "--gpus-per-node 2", "--groups 1", "--topology a100"}) {
-    const auto r = run_zepp("place --policy zepp --load " + f + " " + flag);
+    const auto r = run_zepp("place --policy eplb --load " + f + " " + flag);  // eplb: --groups would act with --trace
     EXPECT_EQ(r.status, 2) << flag;
     EXPECT_NE(r.err.find(flag.substr(0, flag.find(' ')) + ": applies to --trace only: with --load the file's num_replicas"),
               std::string::npos)
         << r.err;
   }
-  EXPECT_EQ(run_zepp("place --policy zepp --load " + f).status, 0);
+  EXPECT_EQ(run_zepp("place --policy eplb --load " + f).status, 0);
+}
+
+// Flags of another policy or input are refused, not ignored.
+TEST(PlaceCli, FlagsOfAnotherPolicyAreRefused) {
+  const std::string f = write_file("place_policy_flags.json",
+      R"({"weight": [[1, 2, 3, 4]], "num_replicas": 6, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : {Case{"--policy eplb --previous-format sglang", "--previous-format: describes --previous FILE"},
+                        Case{"--policy zepp --groups 1", "--groups: only acts with --policy eplb"},
+                        Case{"--policy contiguous --extra-slots 2", "--extra-slots: does not act with --policy contiguous"}}) {
+    const auto r = run_zepp("place --load " + f + " " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+  }
 }
 
 // A real trace: Mixtral-8x7B GSM8K (32 layers, 8 experts, top-2) on 2 nodes x 2 GPUs, R = 2.
