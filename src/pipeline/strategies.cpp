@@ -64,10 +64,17 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   // counts) gives each replica's rows and the dispatch time (weights move after dispatch).
   const std::vector<RouteCount> counts =
       route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack);
+  // Its per-node combine on the NICs is the floor under which GEMMs after dispatch save nothing.
   costs.dispatch_seconds = dispatch_time(counts, start, in.topo, in.model);
-  std::vector<double> slot_rows(start.num_slots(), 0.0);
-  for (const RouteCount& c : counts) slot_rows[c.slot] += double(c.tokens);
-  SwapPlan sp = plan_swaps(expert_demand(in.workload.batch), start, in.topo, in.opt.balance_slack, costs, slot_rows);
+  costs.combine_seconds = combine_time(counts, start, in.topo, in.model);
+  std::vector<double> slot_rows(start.num_slots(), 0.0), slot_remote_rows(start.num_slots(), 0.0);
+  for (const RouteCount& c : counts) {
+    slot_rows[c.slot] += double(c.tokens);
+    if (c.src_gpu / in.topo.gpus_per_node != start.gpu_of_slot(c.slot) / in.topo.gpus_per_node)
+      slot_remote_rows[c.slot] += double(c.tokens);
+  }
+  SwapPlan sp = plan_swaps(expert_demand(in.workload.batch), start, in.topo, in.opt.balance_slack, costs, slot_rows,
+                           slot_remote_rows);
   const double swap_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (in.state) in.state->placement = sp.placement;
   const PlanOptions plan = zepp_plan_options(in.opt);

@@ -195,7 +195,8 @@ inline Placement zepp_placement(const StrategyInput& in) {
 // its dispatch (PlanOptions::combine_after_dispatch). The cap bounds the simulator's work, not
 // a latency we aimed at: with up to 64 waves the Kimi-K2 32 x 4 A100 64 MB layer took 279 s of
 // simulation instead of 37 s (and 37.9 ms simulated against 37.4); on 4-node layers 64 was up
-// to 2% faster than 16 (issue 24, measured in one build; docs/drift.md, "Completion waves").
+// to 2% faster than 16 (issue 24, measured in one build; docs/drift.md, "The swap rule,
+// checked on the timeline").
 inline constexpr int kZeppCombineWaves = 16;
 
 // Zepp's plan options (§4.2 and its stages) from the strategy options: the one source for

@@ -11,6 +11,11 @@ std::string swap_line(const std::string& name, int accepted, int refused, int tr
                                  name, accepted, refused, triggered, invocations, unit, invocations == 1 ? "" : "s", horizon);
   if (accepted == 0 && triggered == 0) line += "; none: the estimated load never exceeded (1 + C) x mean";
   else if (accepted == 0 && (refused == 0 || !best)) line += "; none: no swap inside a node lowered the busiest GPU's load";
+  else if (accepted == 0 && best->saved_per_iteration_s <= 0 && best->combine_s > 0 &&
+           best->after_dispatch_s <= best->combine_s)
+    line += fmt::format("; none paid: NIC-bound, the best's pair has {:.1f} us of GEMMs left after the {:.1f} us "
+                        "dispatch, within its node's {:.1f} us combine on the NICs, so it saved nothing",
+                        best->after_dispatch_s * 1e6, best->dispatch_s * 1e6, best->combine_s * 1e6);
   else if (accepted == 0)
     line += fmt::format("; none paid: the best saved {:.1f} us per iteration x {} = {:.1f} us <= {:.1f} us of its "
                         "{:.1f} us weight transfer not hidden behind the independent compute left after the {:.1f} us "
@@ -26,11 +31,16 @@ void put_refusal(nlohmann::json& j, const SwapPlan::Refusal* r) {
   j["best_refused_unhidden_us"] = us(&SwapPlan::Refusal::unhidden_s);
   j["best_refused_weight_us"] = us(&SwapPlan::Refusal::weight_s);
   j["best_refused_dispatch_us"] = us(&SwapPlan::Refusal::dispatch_s);
+  j["best_refused_after_dispatch_us"] = us(&SwapPlan::Refusal::after_dispatch_s);
+  j["best_refused_combine_us"] = us(&SwapPlan::Refusal::combine_s);
 }
 
 SwapPlan::Refusal get_refusal(const nlohmann::json& j, int horizon) {
+  // The last two fields are absent from a CSV row (refusal_csv keeps its four columns).
+  const auto opt = [&j](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() / 1e6 : 0.0; };
   return {j["best_refused_saved_us_per_iteration"].get<double>() / 1e6, j["best_refused_unhidden_us"].get<double>() / 1e6,
-          j["best_refused_weight_us"].get<double>() / 1e6, j["best_refused_dispatch_us"].get<double>() / 1e6, horizon};
+          j["best_refused_weight_us"].get<double>() / 1e6, j["best_refused_dispatch_us"].get<double>() / 1e6, horizon,
+          opt("best_refused_after_dispatch_us"), opt("best_refused_combine_us")};
 }
 
 nlohmann::json swap_json(const SwapOutcome& o) {

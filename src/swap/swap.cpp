@@ -126,15 +126,20 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo) {
   return c;
 }
 
-double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
-                     const ModelShape& model) {
+namespace {
+
+// Pairs each node sends to (out) and receives from (in) other nodes under `counts`; empty
+// vectors on one node.
+void inter_node_pairs(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
+                      std::vector<double>& out, std::vector<double>& in) {
   placement.validate("placement");
   const int G = placement.num_gpus, per_node = topo.gpus_per_node;
   require(topo.num_gpus() == G && per_node > 0, "topo",
           "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(G));
-  if (topo.nodes <= 1) return 0;
+  out.clear(), in.clear();
+  if (topo.nodes <= 1) return;
   require(topo.nic_bw > 0 && std::isfinite(topo.nic_bw), "topo", "nic_bw must be positive with more than one node");
-  std::vector<double> out(topo.nodes, 0.0), in(topo.nodes, 0.0);
+  out.assign(topo.nodes, 0.0), in.assign(topo.nodes, 0.0);
   for (const RouteCount& c : counts) {
     require(c.slot >= 0 && c.slot < placement.num_slots() && c.src_gpu >= 0 && c.src_gpu < G && c.tokens >= 0,
             "counts", "entry (expert " + std::to_string(c.expert) + ", src_gpu " + std::to_string(c.src_gpu) +
@@ -142,13 +147,32 @@ double dispatch_time(const std::vector<RouteCount>& counts, const Placement& pla
     const int from = c.src_gpu / per_node, to = placement.gpu_of_slot(c.slot) / per_node;
     if (from != to) out[from] += double(c.tokens), in[to] += double(c.tokens);
   }
+}
+
+}  // namespace
+
+double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
+                     const ModelShape& model) {
+  std::vector<double> out, in;
+  inter_node_pairs(counts, placement, topo, out, in);
+  if (out.empty()) return 0;  // one node
   double rows = 0;
-  for (int n = 0; n < topo.nodes; ++n) rows = std::max({rows, out[n], in[n]});
-  return rows * model.token_bytes() / (double(per_node) * topo.nic_bw);
+  for (size_t n = 0; n < out.size(); ++n) rows = std::max({rows, out[n], in[n]});
+  return rows * model.token_bytes() / (double(topo.gpus_per_node) * topo.nic_bw);
+}
+
+std::vector<double> combine_time(const std::vector<RouteCount>& counts, const Placement& placement,
+                                 const Topology& topo, const ModelShape& model) {
+  std::vector<double> out, in;
+  inter_node_pairs(counts, placement, topo, out, in);
+  std::vector<double> t(size_t(std::max(topo.nodes, 1)), 0.0);
+  for (size_t n = 0; n < in.size(); ++n) t[n] = in[n] * model.token_bytes() / (double(topo.gpus_per_node) * topo.nic_bw);
+  return t;
 }
 
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
-                    double balance_slack, const SwapCosts& costs, const std::vector<double>& slot_rows) {
+                    double balance_slack, const SwapCosts& costs, const std::vector<double>& slot_rows,
+                    const std::vector<double>& slot_remote_rows) {
   check_demand(demand, placement);
   const int S = placement.num_slots();
   // Per slot: its rows (the routing's, or the expert's demand spread evenly over its replicas).
@@ -176,6 +200,24 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
   require(costs.horizon >= 1, "costs", "horizon must be >= 1 iteration, got " + std::to_string(costs.horizon));
   require(topo.num_gpus() == placement.num_gpus && topo.gpus_per_node > 0, "topo",
           "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(placement.num_gpus));
+  require(costs.combine_seconds.empty() || costs.combine_seconds.size() == size_t(topo.nodes), "costs",
+          "combine_seconds has " + std::to_string(costs.combine_seconds.size()) + " entries, expected none or one per node (" +
+              std::to_string(topo.nodes) + ")");
+  for (const double v : costs.combine_seconds)
+    require(v >= 0 && std::isfinite(v), "costs", "combine_seconds must be finite and >= 0");
+  // Per slot: its rows from other nodes' tokens (all of them when not given).
+  std::vector<double> remote = ws;
+  if (!slot_remote_rows.empty()) {
+    require(!slot_rows.empty(), "slot_remote_rows", "needs slot_rows");
+    require(slot_remote_rows.size() == size_t(S), "slot_remote_rows",
+            "has " + std::to_string(slot_remote_rows.size()) + " entries, expected one per slot (" + std::to_string(S) + ")");
+    for (int s = 0; s < S; ++s) {
+      require(std::isfinite(slot_remote_rows[s]) && slot_remote_rows[s] >= 0 && slot_remote_rows[s] <= ws[s], "slot_remote_rows",
+              "slot " + std::to_string(s) + " has " + std::to_string(slot_remote_rows[s]) + " remote rows of " +
+                  std::to_string(ws[s]) + ", expected within [0, its rows]");
+      remote[s] = slot_remote_rows[s];
+    }
+  }
   require(balance_slack >= 0, "balance_slack", "must be >= 0 (got " + std::to_string(balance_slack) + ")");
 
   SwapPlan out;
@@ -196,16 +238,21 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
     const double after_dispatch = std::max(0.0, (load_g - in_load) * costs.pair_seconds - costs.dispatch_seconds);
     return std::max(0.0, costs.weight_seconds * in - after_dispatch);
   };
-  // Roofline time of GPU g's GEMMs, with the replicas of slots a and b exchanged (-1: none).
+  // GPU g's GEMM time left once dispatch ends (A_g), with the replicas of slots a and b
+  // exchanged (-1: none): all its GEMMs' roofline time less the dispatch, and at least that of
+  // its remote rows.
   const int spg = placement.slots_per_gpu;
-  const auto gemm_time = [&](int g, int a, int b) {
-    double t = 0;
+  const auto after_dispatch = [&](int g, int a, int b) {
+    const auto gemm = [&](double rows) { return rows > 0 ? std::max(costs.weight_read_seconds, rows * costs.pair_seconds) : 0.0; };
+    double all = 0, from_remote = 0;
     for (int s = g * spg; s < (g + 1) * spg; ++s) {
-      const double rows = ws[s == a ? b : s == b ? a : s];
-      if (rows > 0) t += std::max(costs.weight_read_seconds, rows * costs.pair_seconds);
+      const int r = s == a ? b : s == b ? a : s;
+      all += gemm(ws[r]);
+      from_remote += gemm(remote[r]);
     }
-    return t;
+    return std::max(all - costs.dispatch_seconds, from_remote);
   };
+  const auto floor_of = [&](int g) { return costs.combine_seconds.empty() ? 0.0 : costs.combine_seconds[g / per_node]; };
 
   for (bool progress = out.triggered; progress;) {
     progress = false;
@@ -229,13 +276,14 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
                          wait(load[h], moved_in[h], moved_load[h]),
                      wait(load[l] + delta, moved_in[l] + 1, moved_load[l] + ws[c.a]) -
                          wait(load[l], moved_in[l], moved_load[l]));
-        const double before = std::max(gemm_time(h, -1, -1), gemm_time(l, -1, -1));
-        const double after = std::max(gemm_time(h, c.a, c.b), gemm_time(l, c.a, c.b));
+        const double gemms = std::max(after_dispatch(h, -1, -1), after_dispatch(l, -1, -1));
+        const double before = std::max(floor_of(h), gemms);
+        const double after = std::max({floor_of(h), after_dispatch(h, c.a, c.b), after_dispatch(l, c.a, c.b)});
         const double saved_per_iteration = before - after;
         if (costs.weight_seconds > 0 && saved_per_iteration * costs.horizon <= unhidden) {
           if (++out.refused_for_cost == 1 || saved_per_iteration > out.best_refused.saved_per_iteration_s)
             out.best_refused = {saved_per_iteration, unhidden, costs.weight_seconds, costs.dispatch_seconds,
-                                costs.horizon};
+                                costs.horizon, gemms, floor_of(h)};
           continue;
         }
         ++moved_in[h], moved_load[h] += ws[c.b];
@@ -244,6 +292,7 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
         load[l] += delta;
         std::swap(p2l[c.a], p2l[c.b]);
         std::swap(ws[c.a], ws[c.b]);  // a replica's rows go with it
+        std::swap(remote[c.a], remote[c.b]);
         out.swaps.push_back({c.a, c.b});
         progress = true;
         break;

@@ -39,9 +39,13 @@ struct SwapPlan {
   // from the pair's maximum per iteration, the horizon it was summed over, and the part of its
   // weight transfer not hidden behind independent compute (all seconds; zero when none refused).
   // dispatch_s: the costs' dispatch_seconds (compute before it hid nothing).
+  // after_dispatch_s: the pair's longest GEMM time after dispatch before the swap, and
+  // combine_s its node's combine on the NICs (SwapCosts::combine_seconds; 0: none): when
+  // after_dispatch_s <= combine_s the NICs, not the GEMMs, end the layer there.
   struct Refusal {
     double saved_per_iteration_s = 0, unhidden_s = 0, weight_s = 0, dispatch_s = 0;
     int horizon = 0;
+    double after_dispatch_s = 0, combine_s = 0;
   } best_refused;
   // One per slot whose expert changed: its new expert's weights come from a GPU of the same
   // node that held that expert before the swaps (the one that gave it up). Feed to
@@ -69,6 +73,10 @@ struct SwapCosts {
   // dispatch (weights_after_dispatch), so compute done during dispatch cannot hide them. 0: no
   // inter-node dispatch (one node) or not estimated.
   double dispatch_seconds = 0;
+  // [nodes] Each node's combine on its NICs (combine_time): after dispatch, a node's NICs
+  // return the rows it computed for other nodes, and its GEMMs after dispatch shorten the layer
+  // only by what they take beyond that. Empty: no floor (every second of GEMM counts).
+  std::vector<double> combine_seconds;
 };
 // The costs for `model` on `topo`. Throws ArgumentError ("topo") for a non-positive
 // peak_flops, nvlink_bw or hbm_bw.
@@ -88,6 +96,15 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
 double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
                      const ModelShape& model);
 
+// Each node's combine on its NICs, for SwapCosts::combine_seconds: from the same count-level
+// routing as dispatch_time, node n computes in_n pairs for tokens of other nodes and returns
+// them over its gpus_per_node NICs: in_n · token_bytes / (gpus_per_node · nic_bw) seconds. Pairs,
+// not pre-reduced rows: an upper estimate (as dispatch_time's), so it takes a layer for NIC-bound
+// sooner than the timeline would. Swaps keep every expert's nodes, so they leave it unchanged.
+// Returns [nodes] zeros on one node. Throws as dispatch_time.
+std::vector<double> combine_time(const std::vector<RouteCount>& counts, const Placement& placement,
+                                 const Topology& topo, const ModelShape& model);
+
 // Greedy swap search (§5). L̂_j sums the rows of GPU j's replicas: `slot_rows` [S], the rows
 // the routing gives each slot (its count-level plan on the batch, route_locality_counts), or,
 // when empty, each expert's demand spread evenly over its replicas (estimate_gpu_load). The
@@ -101,14 +118,23 @@ double dispatch_time(const std::vector<RouteCount>& counts, const Placement& pla
 // are less loaded, lightest first; for a pair (h, l) the swap (slot of h, slot of l) that
 // minimises max(L̂_h, L̂_l) afterwards is accepted only if that maximum is below L̂_h (it lowers
 // the pair's maximum) and it pays (§4.3):
-//   saved = (max(T_h, T_l) − max(T'_h, T'_l)) · costs.horizon  >  unhidden,
-// the compute it removes from the pair's maximum, summed over the iterations the swap lives,
-// where T_g = Σ over g's slots with rows of max(weight_read_seconds, rows · pair_seconds), the
-// roofline time of g's GEMMs before (T) and after (T') the swap (with weight_read_seconds 0 this
-// is (L̂_h − max) · pair_seconds). All of it counts even when the GEMMs take less than the
-// layer's NIC time: combine waits for them, so the busiest GPU's compute stays on the critical
-// path (counting only the compute above a NIC floor refused the swaps that shorten Figure 12's
-// DeepSeek and Qwen3 layers by 1-2.5% on the timeline);
+//   saved · costs.horizon  >  unhidden,
+// with saved the compute it removes from the layer's path after dispatch per iteration, summed
+// over the iterations the swap lives: saved = max(F_n, A_h, A_l) − max(F_n, A'_h, A'_l), with
+//   A_g = max(T_g − dispatch_seconds, R_g),
+// the GEMM time GPU g has left once dispatch ends: T_g = Σ over g's slots with rows of
+// max(weight_read_seconds, rows · pair_seconds), the roofline time of all its GEMMs, and R_g the
+// same over the rows from other nodes' tokens (`slot_remote_rows`), which arrive with dispatch
+// and so always run after it; before (A) and after (A') the swap. F_n = combine_seconds[n] of
+// the pair's node: combine returns a node's rows in completion waves as its GEMMs end
+// (plan/combine.cpp), so the node's NICs finish no earlier than F_n after dispatch, and GEMMs
+// that end inside it leave the layer's end alone. DeepSeek-V2-Lite 4 x 4 A100 at 16 MB, 8
+// iterations: each NIC carries 2.98-3.08 ms of dispatch and combine bytes in a 3.67-3.84 ms
+// layer, GEMMs end by about 2.8 ms, and swaps leave every NIC's bytes as they are (they keep each
+// expert's nodes); the 3 swaps accepted without F (mean R 1.111 -> 1.083) left the total at
+// 30.082 ms against 30.081, single iterations moving by -2.0% to +3.6% with the schedule.
+// With no dispatch, no remote rows given and no F this is max(T_h, T_l) − max(T'_h, T'_l) (with
+// weight_read_seconds 0, (L̂_h − max) · pair_seconds);
 // against the part of its weight transfer the schedule cannot hide. A swap brings one expert's
 // weights into each GPU of the pair over NVLink after dispatch; while they move, the GPU
 // computes the experts that need no moved weights (§4.3's overlap), so GPU g waits
@@ -125,9 +151,14 @@ double dispatch_time(const std::vector<RouteCount>& counts, const Placement& pla
 // Throws ArgumentError naming the argument: demand (shape, negative, non-finite), placement
 // (invalid), topo (GPU count differs from the placement's), balance_slack (NaN or < 0), costs
 // (negative or non-finite seconds, horizon < 1), slot_rows (size other than S, negative or
-// non-finite rows, an expert's replicas summing to other than its demand).
+// non-finite rows, an expert's replicas summing to other than its demand), slot_remote_rows
+// (size other than S, or a slot's remote rows negative or above its rows), costs
+// (combine_seconds neither empty nor one finite value >= 0 per node).
+// `slot_remote_rows` [S]: of each slot's rows, those of tokens from other nodes; empty: all
+// (only with `slot_rows`; without it, all of every slot's demand).
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
-                    double balance_slack, const SwapCosts& costs = {}, const std::vector<double>& slot_rows = {});
+                    double balance_slack, const SwapCosts& costs = {}, const std::vector<double>& slot_rows = {},
+                    const std::vector<double>& slot_remote_rows = {});
 
 // Lets dispatch rows go before swapped weights on a shared NVLink pair: every Weights transfer
 // waits for the dispatch transfers on its (source, destination) pair and gets the priority

@@ -279,6 +279,76 @@ TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
   EXPECT_THROW(dispatch_time(counts, p, t, m), ArgumentError);
 }
 
+TEST(Swap, CombineTimeFromTheCountLevelRouting) {
+  // The case above: node 0 computes the 4 pairs of GPU 3, node 1 the 10 of GPU 0; each returns
+  // them over its 2 NICs at 1 s per row: combine {4, 10} s (GPU 1's own-node pairs stay home).
+  const Placement p = placement_of(4, 4, {0, 1, 2, 3});
+  Topology t = topo_of(2, 2);
+  t.nic_bw = 1000;
+  ModelShape m;
+  m.hidden = 1000;
+  const std::vector<RouteCount> counts = {{0, 3, 0, 4}, {1, 1, 1, 5}, {2, 0, 2, 10}};
+  EXPECT_EQ(combine_time(counts, p, t, m), (std::vector<double>{4.0, 10.0}));
+  EXPECT_EQ(combine_time(counts, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), m), (std::vector<double>{0.0}));
+  EXPECT_THROW(combine_time({{0, 0, 9, 1}}, p, t, m), ArgumentError);
+}
+
+TEST(Swap, GemmsInsideTheNodesCombineSaveNothing) {
+  // The swap paid at 9.9 s of weights (RefusedWhenTheUnhiddenTransferCostsMoreThanItSaves):
+  // loads 20 and 2 -> 11 and 11, 9 s saved, 8.9 s unhidden. The node's NICs now need 15 s for
+  // its combine (combine_seconds): the layer cannot end before them, so the swap shortens it
+  // from max(15, 20) = 20 to max(15, 11) = 15 s: 5 s saved, refused in one iteration, paid over
+  // two (10 > 8.9). With 20 s of combine it saves nothing at any horizon, and the refusal says
+  // so: the pair's GEMMs (20 s) end within its node's combine (20 s).
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  SwapCosts costs{1.0, 9.9};
+  costs.combine_seconds = {15.0};
+  const SwapPlan one = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  EXPECT_TRUE(one.swaps.empty());
+  EXPECT_DOUBLE_EQ(one.best_refused.saved_per_iteration_s, 5.0);
+  EXPECT_DOUBLE_EQ(one.best_refused.unhidden_s, 8.9);
+  costs.horizon = 2;
+  EXPECT_EQ(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs).swaps.size(), 1u);
+  costs.combine_seconds = {20.0};
+  costs.horizon = 1000;
+  const SwapPlan never = plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs);
+  EXPECT_TRUE(never.swaps.empty());
+  EXPECT_EQ(never.refused_for_cost, 1);
+  EXPECT_DOUBLE_EQ(never.best_refused.saved_per_iteration_s, 0.0);
+  EXPECT_DOUBLE_EQ(never.best_refused.after_dispatch_s, 20.0);
+  EXPECT_DOUBLE_EQ(never.best_refused.combine_s, 20.0);
+  costs.combine_seconds = {1.0, 2.0};  // one per node, and there is one node
+  EXPECT_THROW(plan_swaps({10, 10, 1, 1}, p, topo_of(1, 2), 0.1, costs), ArgumentError);
+}
+
+TEST(Swap, OnlyGemmsAfterDispatchCount) {
+  // 1 s per pair, dispatch 8 s. GPU 0: expert 0 with 10 rows from other nodes, expert 1 with 10
+  // of its own node's; GPU 1: experts 2 (1 own row) and 3 (1 remote). GEMMs left after dispatch
+  // (A = max(T - 8, remote)): GPU 0 max(20 - 8, 10) = 12, GPU 1 max(2 - 8, 1) = 1. The swap
+  // 0 <-> 2 (loads 11 and 11) leaves GPU 0 {2, 1}: max(11 - 8, 0) = 3 and GPU 1 {0, 3}:
+  // max(11 - 8, 11) = 11: the layer after dispatch goes from 12 to 11 s, 1 s saved (on tokens
+  // alone: 9 s). Weights of 0.5 s hide on GPU 0 behind (11 - 1) - 8 = 2 s of independent compute
+  // left after dispatch, not on GPU 1 ((11 - 10) - 8 < 0): 0.5 s unhidden, paid in one
+  // iteration. At 1.5 s, 1.5 s unhidden > 1 s saved: refused (the token rule accepted it).
+  const Placement p = placement_of(2, 4, {0, 1, 2, 3});
+  const std::vector<double> rows{10, 10, 1, 1}, remote{10, 0, 0, 1};
+  SwapCosts costs{1.0, 0.5};
+  costs.dispatch_seconds = 8.0;
+  const SwapPlan paid = plan_swaps(rows, p, topo_of(1, 2), 0.1, costs, rows, remote);
+  ASSERT_EQ(paid.swaps.size(), 1u);
+  EXPECT_EQ(paid.swaps[0].slot_a, 0);
+  EXPECT_EQ(paid.swaps[0].slot_b, 2);
+  costs.weight_seconds = 1.5;
+  const SwapPlan refused = plan_swaps(rows, p, topo_of(1, 2), 0.1, costs, rows, remote);
+  EXPECT_TRUE(refused.swaps.empty());
+  EXPECT_DOUBLE_EQ(refused.best_refused.saved_per_iteration_s, 1.0);
+  EXPECT_DOUBLE_EQ(refused.best_refused.unhidden_s, 1.5);
+  EXPECT_DOUBLE_EQ(refused.best_refused.after_dispatch_s, 12.0);
+  EXPECT_EQ(plan_swaps(rows, p, topo_of(1, 2), 0.1, costs, rows).swaps.size(), 1u);  // all rows remote: 9 s saved
+  EXPECT_THROW(plan_swaps(rows, p, topo_of(1, 2), 0.1, costs, rows, {10, 0, 0, 2}), ArgumentError);  // 2 > 1 row
+  EXPECT_THROW(plan_swaps(rows, p, topo_of(1, 2), 0.1, costs, {}, remote), ArgumentError);  // needs slot_rows
+}
+
 TEST(Swap, CostsFromTheRoofline) {
   // Llama-4-Maverick on A100 nodes: 6 * 5120 * 8192 / 312e12 s per pair, 3 * 5120 * 8192 * 2
   // bytes (251.7 MB) of weights at 100 GB/s: 2.5 ms, the compute of ~3100 pairs.
