@@ -28,6 +28,11 @@ def main():
     parser.add_argument("--stats", help="SGLang statistics JSON; its first layer's load sets popularity")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    for name in ("gpus", "nodes", "experts", "top_k", "tokens"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')}: expected a count >= 1, got {getattr(args, name)}")
+    if args.gpus % args.nodes:
+        parser.error(f"--gpus: {args.gpus} is not a multiple of --nodes {args.nodes}")
     rng = np.random.default_rng(args.seed)
 
     if args.stats:

@@ -3,8 +3,9 @@
 // distribution through an independent random stream.
 #include <cmath>
 
-#include "core/error.hpp"
+#include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "workload/builders.hpp"
 #include "workload/sampling.hpp"
 
@@ -45,7 +46,7 @@ Workload synthetic(const Target& target, int layer, const WorkloadOptions& opt) 
     sampler.sample(history_rng, k, ids.data());
     for (int32_t e : ids) w.history_load[e] += 1;
   }
-  w.description = "synthetic power law: expert of popularity rank r ~ r^-" + std::to_string(opt.zipf) + ", " +
+  w.description = "synthetic power law: expert of popularity rank r ~ r^-" + fmt::format("{:g}", opt.zipf) + ", " +
                   std::to_string(E) + " experts, top-" + std::to_string(k) +
                   " distinct per token, ranks shuffled by seed " + std::to_string(opt.seed) + "; history " +
                   std::to_string(w.batch.num_tokens()) + " tokens from an independent stream";
