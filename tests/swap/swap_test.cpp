@@ -254,17 +254,27 @@ TEST(Swap, LoadsFromTheRoutingsRowsPerReplica) {
   EXPECT_EQ(message({14, 4, 2, 4, 8, -1}).rfind("slot_rows: slot 5 has", 0), 0u);
 }
 
-TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
-  // 2 nodes x 2 GPUs, one slot each (experts 0..3). GPU 0 (node 0) sends 10 pairs to slot 2
-  // (node 1), GPU 1 keeps 5 on its node (slot 1), GPU 3 (node 1) sends 4 to slot 0 (node 0):
-  // out = {10, 4}, in = {4, 10}. A row of 1000 x 2 bytes over 2 NICs of 1000 B/s takes 1 s:
-  // dispatch max(10, 4, 4, 10) = 10 s.
-  const Placement p = placement_of(4, 4, {0, 1, 2, 3});
+// 2 nodes x 2 GPUs, one slot each (experts 0..3). GPU 0 (node 0) sends 10 pairs to slot 2
+// (node 1), GPU 1 keeps 5 on its node (slot 1), GPU 3 (node 1) sends 4 to slot 0 (node 0). A row
+// of 1000 x 2 bytes over 2 NICs of 1000 B/s takes 1 s.
+struct TwoNodeRouting {
+  Placement p = placement_of(4, 4, {0, 1, 2, 3});
   Topology t = topo_of(2, 2);
-  t.nic_bw = 1000;
   ModelShape m;
-  m.hidden = 1000;
-  const std::vector<RouteCount> counts = {{0, 3, 0, 4}, {1, 1, 1, 5}, {2, 0, 2, 10}};
+  std::vector<RouteCount> counts = {{0, 3, 0, 4}, {1, 1, 1, 5}, {2, 0, 2, 10}};
+  TwoNodeRouting() {
+    t.nic_bw = 1000;
+    m.hidden = 1000;
+  }
+};
+
+TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
+  // out = {10, 4}, in = {4, 10}: dispatch max(10, 4, 4, 10) = 10 s.
+  TwoNodeRouting c;
+  const Placement& p = c.p;
+  Topology& t = c.t;
+  const ModelShape& m = c.m;
+  const std::vector<RouteCount>& counts = c.counts;
   EXPECT_DOUBLE_EQ(dispatch_time(counts, p, t, m), 10.0);
   EXPECT_EQ(dispatch_time({}, p, t, m), 0.0);
   EXPECT_EQ(dispatch_time(counts, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), m), 0.0);  // one node
@@ -282,12 +292,11 @@ TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
 TEST(Swap, CombineTimeFromTheCountLevelRouting) {
   // The case above: node 0 computes the 4 pairs of GPU 3, node 1 the 10 of GPU 0; each returns
   // them over its 2 NICs at 1 s per row: combine {4, 10} s (GPU 1's own-node pairs stay home).
-  const Placement p = placement_of(4, 4, {0, 1, 2, 3});
-  Topology t = topo_of(2, 2);
-  t.nic_bw = 1000;
-  ModelShape m;
-  m.hidden = 1000;
-  const std::vector<RouteCount> counts = {{0, 3, 0, 4}, {1, 1, 1, 5}, {2, 0, 2, 10}};
+  const TwoNodeRouting c;
+  const Placement& p = c.p;
+  const Topology& t = c.t;
+  const ModelShape& m = c.m;
+  const std::vector<RouteCount>& counts = c.counts;
   EXPECT_EQ(combine_time(counts, p, t, m), (std::vector<double>{4.0, 10.0}));
   EXPECT_EQ(combine_time(counts, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), m), (std::vector<double>{0.0}));
   EXPECT_THROW(combine_time({{0, 0, 9, 1}}, p, t, m), ArgumentError);
