@@ -61,12 +61,17 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   costs.horizon = in.opt.swap_horizon;
   const auto t0 = std::chrono::steady_clock::now();
   // The batch's count-level routing before swaps (what every rank has from the all-gathered
-  // counts) gives each replica's rows and the dispatch time (weights move after dispatch).
+  // counts) gives each replica's rows; each rank's pairs routed on it give the rows it puts on
+  // the NICs toward each node (N numbers per rank all-gathered): the dispatch time (weights move
+  // after dispatch) and each node's combine, the floor under which GEMMs after dispatch save
+  // nothing.
+  const PlanOptions plan = zepp_plan_options(in.opt);
   const std::vector<RouteCount> counts =
       route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack);
-  // Its per-node combine on the NICs is the floor under which GEMMs after dispatch save nothing.
-  costs.dispatch_seconds = dispatch_time(counts, start, in.topo, in.model);
-  costs.combine_seconds = combine_time(counts, start, in.topo, in.model);
+  NicFloor nic = nic_floor(in.workload.batch, start, assign_pairs(in.workload.batch, start, in.topo, counts), in.topo,
+                           plan, in.model);
+  costs.dispatch_seconds = nic.dispatch_seconds;
+  costs.combine_seconds = std::move(nic.combine_seconds);
   std::vector<double> slot_rows(start.num_slots(), 0.0), slot_remote_rows(start.num_slots(), 0.0);
   for (const RouteCount& c : counts) {
     slot_rows[c.slot] += double(c.tokens);
@@ -77,16 +82,17 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
                            slot_remote_rows);
   const double swap_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (in.state) in.state->placement = sp.placement;
-  const PlanOptions plan = zepp_plan_options(in.opt);
   StrategyDecision d = decide_with(std::move(sp.placement), in, in.opt.locality, plan);
   // Per batch: zepp's work (its count-level plan on the placement before swaps also gives the
-  // rows per replica and the dispatch time); when the trigger fires, the swap search, counted as
-  // one more count-level pass over E x G cells (plan_swaps has no benchmark of its own); and
-  // when swaps moved experts, the count-level plan again on the new placement. (The trigger
-  // itself is a maximum over G loads.)
-  const int E = in.model.num_experts, G = in.topo.num_gpus();
+  // rows per replica); each rank's N rows toward each node, all-gathered, and the NIC split of
+  // every flow (N x G cells; the N counts go after the count-level plan, a second small
+  // all-gather whose latency is charged only as bytes in the first); when the trigger fires, the
+  // swap search, counted as one more count-level pass over E x G cells (plan_swaps has no
+  // benchmark of its own); and when swaps moved experts, the count-level plan again on the new
+  // placement. (The trigger itself is a maximum over G loads.)
+  const int E = in.model.num_experts, G = in.topo.num_gpus(), N = in.topo.nodes;
   const double passes = 1.0 + (sp.triggered ? 1.0 : 0.0) + (sp.swaps.empty() ? 0.0 : 1.0);
-  d.planning = per_batch_work(in.workload.batch, E, passes * E * G, true);
+  d.planning = per_batch_work(in.workload.batch, E + N, passes * E * G + double(N) * G, true);
   d.swap = SwapOutcome{int(sp.swaps.size()), sp.refused_for_cost, sp.triggered, costs.horizon, sp.best_refused};
   d.swap_wall_s = swap_wall_s;
   d.make_plan = [in, plan, moves = std::move(sp.weight_moves)](const Placement& placement, const Routing& routing) {

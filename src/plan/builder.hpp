@@ -172,9 +172,6 @@ class Builder : private Arrays {
   // the task that delivers each row to each target (valid until the next call). Dispatch also
   // sets deliver_ and receiver_ of the flow's pairs.
   const std::vector<int32_t>& route_flow(Phase phase, int src_node, int dst_node, const Flow& flow);
-  // flow.cpp: whether split x of a flow with per-GPU rows `volumes` saves more NIC time than
-  // its NVLink hops cost.
-  bool split_pays(const std::vector<int64_t>& volumes, const std::vector<int64_t>& x) const;
   int64_t transfer_priority(Phase phase, int round, int lane) const;
 
   const RoutingBatch& batch_;

@@ -8,34 +8,6 @@
 
 namespace zepp::plan_detail {
 
-// Eq. (2) bounds the NICs; whether meeting the bound is worth its NVLink hops is the
-// question the paper leaves to the cost c_ij. A moved row crosses NVLink twice: the relay
-// before its put (Algorithm 1 lines 4-5) and a forward after the return put, because a row
-// lands on the rail of the NIC that carried it (dispatch: the combine return comes back on that
-// rail; combine: the put itself lands there). Each hop is one message of latency plus the
-// largest relay's bytes on one NVLink. Split pays when the NIC time it takes off the flow's
-// busiest NIC exceeds those two hops. On the DeepSeek-V2-Lite trace (4 x 4 A100 GPUs, 4 KiB
-// rows) at 1 MiB a flow's excess is ~18 rows, ~3 us of NIC time, against ~5 us of hops:
-// splitting every flow made full zepp slower than --no-split (365.2 vs 358.0 us), splitting
-// when it pays leaves it equal (358.0); at 16 MiB splitting pays and zepp takes 3811 us against
-// 3864 without split. Fig. 9's ablation table (docs/reproduction.md) checks every configuration.
-bool Builder::split_pays(const std::vector<int64_t>& volumes, const SplitMatrix& x) const {
-  int64_t busiest = 0, busiest_after = 0, largest_move = 0;
-  for (int j = 0; j < G_; ++j) {
-    int64_t carried = 0;
-    for (int i = 0; i < G_; ++i) {
-      carried += x[size_t(i) * G_ + j];
-      if (i != j) largest_move = std::max(largest_move, x[size_t(i) * G_ + j]);
-    }
-    busiest = std::max(busiest, volumes[j]);
-    busiest_after = std::max(busiest_after, carried);
-  }
-  if (largest_move == 0) return false;
-  const double saved = double(busiest - busiest_after) * plan_.token_bytes / topo_.nic_bw;
-  const double hops = 2 * (topo_.nvlink_latency + double(largest_move) * plan_.token_bytes / topo_.nvlink_bw);
-  return saved > hops;
-}
-
 const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int dst_node, const Flow& flow) {
   // Dispatch round r sends to n - r; combine round r sends to n + r (Algorithm 1 lines 3, 17).
   const int round = phase == Phase::Dispatch ? (src_node - dst_node + N_) % N_ : (dst_node - src_node + N_) % N_;
@@ -44,24 +16,7 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
   for (size_t i : flow_used_) flow_[i] = -1, flow_rows_[i] = 0, flow_pairs_[i] = 0;  // the last flow's
   flow_used_.clear();
 
-  const std::vector<int64_t>& volumes = flow.volumes;
-  SplitMatrix x(size_t(G_) * G_, 0);
-  if (opt_.split) {
-    int64_t total = 0;
-    for (int64_t v : volumes) total += v;
-    const int64_t cap = nic_capacity(total, G_, opt_.nic_slack);
-    if (opt_.nic_slack == 0) {
-      x = split_closed_form(volumes, cap);
-    } else {
-      std::vector<int64_t> cost(size_t(G_) * G_, 1);  // NVLink is uniform inside a node
-      x = split_min_cost(volumes, cap, cost);
-    }
-    if (opt_.split_if_it_pays && !split_pays(volumes, x))
-      for (int i = 0; i < G_; ++i)
-        for (int j = 0; j < G_; ++j) x[size_t(i) * G_ + j] = i == j ? volumes[i] : 0;
-  } else {
-    for (int i = 0; i < G_; ++i) x[size_t(i) * G_ + i] = volumes[i];
-  }
+  SplitMatrix x = plan_split(flow.volumes, opt_, topo_, plan_.token_bytes);  // eq. (2)/(3), split.hpp
 
   // Rows of GPU i fill its own NIC first, then the NICs it relays to, in ascending order:
   // the c-th NIC of GPU i is i for c = 0, else the (c-1)-th of the others.

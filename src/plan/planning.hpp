@@ -30,7 +30,9 @@ PlanningCosts planning_costs();
 // placement and a per-token table lookup, which every dispatch layout does anyway):
 // a2av, eplb, comet, comet+eplb, sglang.
 //  - zepp: E counts per GPU all-gathered, the count-level plan (E x G cells), own pairs assigned;
-//  - zepp+swaps: as zepp, plus swap planning on the gathered demand (another E x G cells);
+//  - zepp+swaps: as zepp, plus each GPU's N rows toward each node all-gathered and the NIC
+//    split of every flow (N x G cells, the swap rule's NIC figures), swap planning on the
+//    gathered demand (another E x G cells);
 //  - zepp+hot: as zepp, plus the hot pass on the plan's slot loads (swap/hot.hpp HotPlan::cells);
 //  - moonep, halo-q: E counts per GPU all-gathered, replication planning (E x G cells), own
 //    pairs assigned to the new replicas;

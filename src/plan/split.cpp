@@ -96,6 +96,49 @@ SplitMatrix split_min_cost(const std::vector<int64_t>& volumes, int64_t cap, con
   return x;
 }
 
+bool split_pays(const std::vector<int64_t>& volumes, const SplitMatrix& x, const Topology& topo, double token_bytes) {
+  const int G = int(volumes.size());
+  int64_t busiest = 0, busiest_after = 0, largest_move = 0;
+  for (int j = 0; j < G; ++j) {
+    int64_t carried = 0;
+    for (int i = 0; i < G; ++i) {
+      carried += x[size_t(i) * G + j];
+      if (i != j) largest_move = std::max(largest_move, x[size_t(i) * G + j]);
+    }
+    busiest = std::max(busiest, volumes[j]);
+    busiest_after = std::max(busiest_after, carried);
+  }
+  if (largest_move == 0) return false;
+  const double saved = double(busiest - busiest_after) * token_bytes / topo.nic_bw;
+  const double hops = 2 * (topo.nvlink_latency + double(largest_move) * token_bytes / topo.nvlink_bw);
+  return saved > hops;
+}
+
+SplitMatrix plan_split(const std::vector<int64_t>& volumes, const PlanOptions& opt, const Topology& topo,
+                       double token_bytes) {
+  const int G = int(volumes.size());
+  SplitMatrix x(size_t(G) * G, 0);
+  const auto keep = [&] {
+    std::fill(x.begin(), x.end(), 0);
+    for (int i = 0; i < G; ++i) x[size_t(i) * G + i] = volumes[i];
+  };
+  if (!opt.split) {
+    keep();
+    return x;
+  }
+  int64_t total = 0;
+  for (int64_t v : volumes) total += v;
+  const int64_t cap = nic_capacity(total, G, opt.nic_slack);
+  if (opt.nic_slack == 0) {
+    x = split_closed_form(volumes, cap);
+  } else {
+    const std::vector<int64_t> cost(size_t(G) * G, 1);  // NVLink is uniform inside a node
+    x = split_min_cost(volumes, cap, cost);
+  }
+  if (opt.split_if_it_pays && !split_pays(volumes, x, topo, token_bytes)) keep();
+  return x;
+}
+
 int64_t moved_rows(const SplitMatrix& x, int gpus) {
   int64_t moved = 0;
   for (int i = 0; i < gpus; ++i)

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "plan/comm_plan.hpp"
+
 namespace zepp {
 
 // Per-NIC bound of eq. (2) in rows: floor((1 + nic_slack) * V / G), raised to ceil(V / G) when
@@ -30,5 +32,28 @@ SplitMatrix split_min_cost(const std::vector<int64_t>& volumes, int64_t cap, con
 
 // Rows moved over NVLink by a split: sum of x_ij over i != j.
 int64_t moved_rows(const SplitMatrix& x, int gpus);
+
+// The split build_comm_plan gives one inter-node flow with `volumes` [G] rows per GPU of its
+// source node (G = topo.gpus_per_node): without opt.split every GPU keeps its rows (x_ii = V_i);
+// else eq. (2)'s cap (nic_capacity with opt.nic_slack) by split_closed_form (nic_slack 0) or
+// split_min_cost (uniform NVLink cost), and with opt.split_if_it_pays no split unless
+// split_pays. token_bytes: bytes per row. The one source for the builder (plan/flow.cpp) and the
+// swap rule's NIC estimate (swap/swap.hpp, nic_rows). Throws as nic_capacity and the splits.
+SplitMatrix plan_split(const std::vector<int64_t>& volumes, const PlanOptions& opt, const Topology& topo,
+                       double token_bytes);
+
+// Whether split x of a flow with per-GPU rows `volumes` saves more NIC time (its busiest NIC's
+// rows before and after, at topo.nic_bw) than its two NVLink hops cost (nvlink_latency plus the
+// largest move at nvlink_bw, twice). A moved row crosses NVLink twice: the relay before its put
+// (Algorithm 1 lines 4-5) and a forward after the return put, because a row lands on the rail of
+// the NIC that carried it (dispatch: the combine return comes back on that rail; combine: the
+// put itself lands there). Eq. (2) bounds the NICs; whether meeting the bound is worth its NVLink
+// hops is the question the paper leaves to the cost c_ij. On the DeepSeek-V2-Lite trace (4 x 4
+// A100 GPUs, 4 KiB rows) at 1 MiB a flow's excess is ~18 rows, ~3 us of NIC time, against ~5 us
+// of hops: splitting every flow made full zepp slower than --no-split (365.2 vs 358.0 us),
+// splitting when it pays leaves it equal (358.0); at 16 MiB splitting pays and zepp takes 3811 us
+// against 3864 without split. Fig. 9's ablation table (docs/reproduction.md) checks every
+// configuration.
+bool split_pays(const std::vector<int64_t>& volumes, const SplitMatrix& x, const Topology& topo, double token_bytes);
 
 }  // namespace zepp

@@ -126,50 +126,6 @@ SwapCosts swap_costs(const ModelShape& model, const Topology& topo) {
   return c;
 }
 
-namespace {
-
-// Pairs each node sends to (out) and receives from (in) other nodes under `counts`; empty
-// vectors on one node.
-void inter_node_pairs(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
-                      std::vector<double>& out, std::vector<double>& in) {
-  placement.validate("placement");
-  const int G = placement.num_gpus, per_node = topo.gpus_per_node;
-  require(topo.num_gpus() == G && per_node > 0, "topo",
-          "has " + std::to_string(topo.num_gpus()) + " GPUs, the placement " + std::to_string(G));
-  out.clear(), in.clear();
-  if (topo.nodes <= 1) return;
-  require(topo.nic_bw > 0 && std::isfinite(topo.nic_bw), "topo", "nic_bw must be positive with more than one node");
-  out.assign(topo.nodes, 0.0), in.assign(topo.nodes, 0.0);
-  for (const RouteCount& c : counts) {
-    require(c.slot >= 0 && c.slot < placement.num_slots() && c.src_gpu >= 0 && c.src_gpu < G && c.tokens >= 0,
-            "counts", "entry (expert " + std::to_string(c.expert) + ", src_gpu " + std::to_string(c.src_gpu) +
-                          ", slot " + std::to_string(c.slot) + ") is outside the placement or negative");
-    const int from = c.src_gpu / per_node, to = placement.gpu_of_slot(c.slot) / per_node;
-    if (from != to) out[from] += double(c.tokens), in[to] += double(c.tokens);
-  }
-}
-
-}  // namespace
-
-double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
-                     const ModelShape& model) {
-  std::vector<double> out, in;
-  inter_node_pairs(counts, placement, topo, out, in);
-  if (out.empty()) return 0;  // one node
-  double rows = 0;
-  for (size_t n = 0; n < out.size(); ++n) rows = std::max({rows, out[n], in[n]});
-  return rows * model.token_bytes() / (double(topo.gpus_per_node) * topo.nic_bw);
-}
-
-std::vector<double> combine_time(const std::vector<RouteCount>& counts, const Placement& placement,
-                                 const Topology& topo, const ModelShape& model) {
-  std::vector<double> out, in;
-  inter_node_pairs(counts, placement, topo, out, in);
-  std::vector<double> t(size_t(std::max(topo.nodes, 1)), 0.0);
-  for (size_t n = 0; n < in.size(); ++n) t[n] = in[n] * model.token_bytes() / (double(topo.gpus_per_node) * topo.nic_bw);
-  return t;
-}
-
 SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placement, const Topology& topo,
                     double balance_slack, const SwapCosts& costs, const std::vector<double>& slot_rows,
                     const std::vector<double>& slot_remote_rows) {

@@ -8,6 +8,7 @@
 
 #include "core/types.hpp"
 #include "plan/comm_plan.hpp"
+#include "swap/nic_floor.hpp"
 
 namespace zepp {
 
@@ -69,7 +70,7 @@ struct SwapCosts {
   // (core/roofline.hpp), so below the ridge moving rows off a GPU saves nothing. 0: token
   // loads only (every GEMM compute-bound).
   double weight_read_seconds = 0;
-  // The layer's dispatch on its busiest node's NICs (dispatch_time): a swap's weights move after
+  // The layer's dispatch on its busiest NIC (dispatch_time): a swap's weights move after
   // dispatch (weights_after_dispatch), so compute done during dispatch cannot hide them. 0: no
   // inter-node dispatch (one node) or not estimated.
   double dispatch_seconds = 0;
@@ -81,29 +82,6 @@ struct SwapCosts {
 // The costs for `model` on `topo`. Throws ArgumentError ("topo") for a non-positive
 // peak_flops, nvlink_bw or hbm_bw.
 SwapCosts swap_costs(const ModelShape& model, const Topology& topo);
-
-// The dispatch time of a count-level routing (`counts`, M^e_ij of route_locality_counts on the
-// batch's demand, before any swap: swaps keep every expert's nodes, so they leave the
-// inter-node pairs alone), for SwapCosts::dispatch_seconds. Node n sends out_n pairs to other
-// nodes and receives in_n, over gpus_per_node NICs of topo.nic_bw per direction (§4.2's split
-// spreads a node's traffic over its NICs):
-//   max_n max(out_n, in_n) · token_bytes / (gpus_per_node · nic_bw)   seconds.
-// Pairs, not merged rows: what every rank knows from the all-gathered counts (§5); merge only
-// lowers the bytes, so this is an upper estimate, and it counts less compute as hiding a swap's
-// weights (conservative). Returns 0 on one node. Throws ArgumentError ("counts: ...") for a slot
-// or source GPU outside the placement or negative tokens, ("topo: ...") for a GPU count other
-// than the placement's or a non-positive nic_bw with more than one node.
-double dispatch_time(const std::vector<RouteCount>& counts, const Placement& placement, const Topology& topo,
-                     const ModelShape& model);
-
-// Each node's combine on its NICs, for SwapCosts::combine_seconds: from the same count-level
-// routing as dispatch_time, node n computes in_n pairs for tokens of other nodes and returns
-// them over its gpus_per_node NICs: in_n · token_bytes / (gpus_per_node · nic_bw) seconds. Pairs,
-// not pre-reduced rows: an upper estimate (as dispatch_time's), so it takes a layer for NIC-bound
-// sooner than the timeline would. Swaps keep every expert's nodes, so they leave it unchanged.
-// Returns [nodes] zeros on one node. Throws as dispatch_time.
-std::vector<double> combine_time(const std::vector<RouteCount>& counts, const Placement& placement,
-                                 const Topology& topo, const ModelShape& model);
 
 // Greedy swap search (§5). L̂_j sums the rows of GPU j's replicas: `slot_rows` [S], the rows
 // the routing gives each slot (its count-level plan on the batch, route_locality_counts), or,
@@ -126,9 +104,9 @@ std::vector<double> combine_time(const std::vector<RouteCount>& counts, const Pl
 // max(weight_read_seconds, rows · pair_seconds), the roofline time of all its GEMMs, and R_g the
 // same over the rows from other nodes' tokens (`slot_remote_rows`), which arrive with dispatch
 // and so always run after it; before (A) and after (A') the swap. F_n = combine_seconds[n] of
-// the pair's node: combine returns a node's rows in completion waves as its GEMMs end
-// (plan/combine.cpp), so the node's NICs finish no earlier than F_n after dispatch, and GEMMs
-// that end inside it leave the layer's end alone. DeepSeek-V2-Lite 4 x 4 A100 at 16 MB, 8
+// the pair's node (combine_time: its busiest NIC's pre-reduced combine rows): combine returns a
+// node's rows in completion waves as its GEMMs end (plan/combine.cpp), so the node's NICs finish
+// no earlier than F_n after dispatch, and GEMMs that end inside it leave the layer's end alone. DeepSeek-V2-Lite 4 x 4 A100 at 16 MB, 8
 // iterations: each NIC carries 2.98-3.08 ms of dispatch and combine bytes in a 3.67-3.84 ms
 // layer, GEMMs end by about 2.8 ms, and swaps leave every NIC's bytes as they are (they keep each
 // expert's nodes); the 3 swaps accepted without F (mean R 1.111 -> 1.083) left the total at

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "../common/errors.hpp"
 #include "core/error.hpp"
 #include "pipeline/strategy.hpp"
 #include "swap/swap.hpp"
@@ -254,52 +255,102 @@ TEST(Swap, LoadsFromTheRoutingsRowsPerReplica) {
   EXPECT_EQ(message({14, 4, 2, 4, 8, -1}).rfind("slot_rows: slot 5 has", 0), 0u);
 }
 
-// 2 nodes x 2 GPUs, one slot each (experts 0..3). GPU 0 (node 0) sends 10 pairs to slot 2
-// (node 1), GPU 1 keeps 5 on its node (slot 1), GPU 3 (node 1) sends 4 to slot 0 (node 0). A row
-// of 1000 x 2 bytes over 2 NICs of 1000 B/s takes 1 s.
-struct TwoNodeRouting {
-  Placement p = placement_of(4, 4, {0, 1, 2, 3});
+// 2 nodes x 2 GPUs, two slots each: GPU g holds experts 2g and 2g + 1, top-2. GPU 0 sends 10
+// tokens to experts {4, 5} and GPU 1 one to {6, 7} (all on node 1); GPU 2 sends 5 tokens to
+// {0, 1} and one to {0, 3}, GPU 3 five to {2, 3} (node 0). Loads: experts {6, 5, 5, 6, 10, 10,
+// 1, 1}, GPUs {11, 11, 20, 2}. A row of 1000 x 2 bytes takes 2 s on a NIC of 1000 B/s.
+struct TopTwoLayer {
+  Placement p = placement_of(4, 8, {0, 1, 2, 3, 4, 5, 6, 7});
   Topology t = topo_of(2, 2);
   ModelShape m;
-  std::vector<RouteCount> counts = {{0, 3, 0, 4}, {1, 1, 1, 5}, {2, 0, 2, 10}};
-  TwoNodeRouting() {
+  RoutingBatch b;
+  std::vector<int32_t> slot_of_pair;  // one replica each: slot = expert
+  TopTwoLayer() {
     t.nic_bw = 1000;
     m.hidden = 1000;
+    b.num_gpus = 4, b.num_experts = 8, b.top_k = 2;
+    b.token_offset = {0, 10, 11, 17, 22};
+    for (int i = 0; i < 10; ++i) b.expert_ids.insert(b.expert_ids.end(), {4, 5});
+    b.expert_ids.insert(b.expert_ids.end(), {6, 7});
+    for (int i = 0; i < 5; ++i) b.expert_ids.insert(b.expert_ids.end(), {0, 1});
+    b.expert_ids.insert(b.expert_ids.end(), {0, 3});
+    for (int i = 0; i < 5; ++i) b.expert_ids.insert(b.expert_ids.end(), {2, 3});
+    b.gate_weights.assign(b.expert_ids.size(), 0.5f);
+    slot_of_pair = b.expert_ids;
   }
 };
 
-TEST(Swap, DispatchTimeFromTheCountLevelRouting) {
-  // out = {10, 4}, in = {4, 10}: dispatch max(10, 4, 4, 10) = 10 s.
-  TwoNodeRouting c;
-  const Placement& p = c.p;
-  Topology& t = c.t;
-  const ModelShape& m = c.m;
-  const std::vector<RouteCount>& counts = c.counts;
-  EXPECT_DOUBLE_EQ(dispatch_time(counts, p, t, m), 10.0);
-  EXPECT_EQ(dispatch_time({}, p, t, m), 0.0);
-  EXPECT_EQ(dispatch_time(counts, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), m), 0.0);  // one node
-  try {
-    dispatch_time({{0, 0, 9, 1}}, p, t, m);
-    ADD_FAILURE() << "slot 9 accepted";
-  } catch (const ArgumentError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("counts:", 0), 0u) << e.what();
-  }
-  EXPECT_THROW(dispatch_time(counts, p, topo_of(1, 3), m), ArgumentError);  // GPU count differs
-  t.nic_bw = 0;
-  EXPECT_THROW(dispatch_time(counts, p, t, m), ArgumentError);
+TEST(Swap, NicRowsArePreReducedRowsSplitOverTheNics) {
+  // Merge + pre-reduce (Zepp's plan): flow 0 -> 1 has one row per token, {10, 1} on GPUs 0 and
+  // 1; eq. (2) caps a NIC at ceil(11 / 2) = 6, so GPU 0 relays 4 rows to NIC 1: NICs {6, 5}. The
+  // rows land on rails {2, 3} and return pre-reduced from there: node 1 sends {6, 5} combine
+  // rows, 12 s on its busiest NIC, where its 22 pairs over 2 NICs would take 22 s. Flow 1 -> 0:
+  // {6, 5} rows, under the cap. Dispatch: 6 rows, 12 s.
+  const TopTwoLayer c;
+  const PlanOptions zepp;  // split, merge, pre_reduce, C_NIC 0, split whatever it pays
+  const NicRows r = nic_rows(c.b, c.p, c.slot_of_pair, c.t, zepp, c.m.token_bytes());
+  EXPECT_EQ(r.dispatch_sent, (std::vector<int64_t>{6, 5, 6, 5}));
+  EXPECT_EQ(r.dispatch_received, (std::vector<int64_t>{6, 5, 6, 5}));
+  EXPECT_EQ(r.combine_sent, (std::vector<int64_t>{6, 5, 6, 5}));
+  EXPECT_DOUBLE_EQ(dispatch_time(r, c.t, c.m.token_bytes()), 12.0);
+  EXPECT_EQ(combine_time(r, c.t, c.m.token_bytes()), (std::vector<double>{12.0, 12.0}));
+  // Without pre-reduction each pair returns from its GPU: node 1's GPUs {20, 2}, split to
+  // {11, 11}; node 0's {11, 11}; dispatch stays merged.
+  PlanOptions no_pre = zepp;
+  no_pre.pre_reduce = false;
+  const NicRows q = nic_rows(c.b, c.p, c.slot_of_pair, c.t, no_pre, c.m.token_bytes());
+  EXPECT_EQ(q.dispatch_sent, r.dispatch_sent);
+  EXPECT_EQ(q.combine_sent, (std::vector<int64_t>{11, 11, 11, 11}));
+  // Without merge every pair is a row: flow 0 -> 1 {20, 2}, cap 11: NICs {11, 11}; flow 1 -> 0
+  // {12, 10}: {11, 11}. Each pair is received by its serving GPU ({11, 11, 20, 2}); without
+  // split GPU 0's NIC sends all 20.
+  PlanOptions no_merge = zepp;
+  no_merge.merge = false;
+  const NicRows u = nic_rows(c.b, c.p, c.slot_of_pair, c.t, no_merge, c.m.token_bytes());
+  EXPECT_EQ(u.dispatch_sent, (std::vector<int64_t>{11, 11, 11, 11}));
+  EXPECT_EQ(u.dispatch_received, (std::vector<int64_t>{11, 11, 20, 2}));
+  no_merge.split = false;
+  EXPECT_EQ(nic_rows(c.b, c.p, c.slot_of_pair, c.t, no_merge, c.m.token_bytes()).dispatch_sent,
+            (std::vector<int64_t>{20, 2, 12, 10}));
+  // One node: nothing crosses.
+  const NicRows one = nic_rows(c.b, c.p, c.slot_of_pair, topo_of(1, 4), zepp, c.m.token_bytes());
+  EXPECT_EQ(one.combine_sent, (std::vector<int64_t>(4, 0)));
+  EXPECT_EQ(combine_time(one, topo_of(1, 4), c.m.token_bytes()), (std::vector<double>{0.0}));
+  EXPECT_EQ(dispatch_time(one, topo_of(1, 4), c.m.token_bytes()), 0.0);
+  std::vector<int32_t> wrong = c.slot_of_pair;
+  wrong[0] = 5;  // expert 4's pair on expert 5's slot
+  EXPECT_EQ(zepp::testing::argument_error([&] { nic_rows(c.b, c.p, wrong, c.t, zepp, c.m.token_bytes()); }).rfind("slot_of_pair:", 0), 0u);
+  wrong.pop_back();
+  EXPECT_EQ(zepp::testing::argument_error([&] { nic_rows(c.b, c.p, wrong, c.t, zepp, c.m.token_bytes()); }).rfind("slot_of_pair:", 0), 0u);
+  EXPECT_EQ(zepp::testing::argument_error([&] { nic_rows(c.b, c.p, c.slot_of_pair, topo_of(1, 2), zepp, 1); }).rfind("topo:", 0), 0u);
+  Topology no_nic = c.t;
+  no_nic.nic_bw = 0;
+  EXPECT_EQ(zepp::testing::argument_error([&] { nic_rows(c.b, c.p, c.slot_of_pair, no_nic, zepp, 1); }).rfind("topo:", 0), 0u);
 }
 
-TEST(Swap, CombineTimeFromTheCountLevelRouting) {
-  // The case above: node 0 computes the 4 pairs of GPU 3, node 1 the 10 of GPU 0; each returns
-  // them over its 2 NICs at 1 s per row: combine {4, 10} s (GPU 1's own-node pairs stay home).
-  const TwoNodeRouting c;
-  const Placement& p = c.p;
-  const Topology& t = c.t;
-  const ModelShape& m = c.m;
-  const std::vector<RouteCount>& counts = c.counts;
-  EXPECT_EQ(combine_time(counts, p, t, m), (std::vector<double>{4.0, 10.0}));
-  EXPECT_EQ(combine_time(counts, placement_of(2, 4, {0, 1, 2, 3}), topo_of(1, 2), m), (std::vector<double>{0.0}));
-  EXPECT_THROW(combine_time({{0, 0, 9, 1}}, p, t, m), ArgumentError);
+TEST(Swap, PreReducedRowsNotPairsSetTheCombineFloor) {
+  // The layer above, 1 s per pair, 9.9 s of weights, horizon 2, dispatch left out (0). GPU 2
+  // (20) swaps expert 4 for GPU 3's expert 6: loads 11 and 11; every row is remote, so its GEMMs
+  // after dispatch go from 20 to 11 s. Weights: GPU 3 hides 1 s of its 11, 8.9 s unhidden. Node
+  // 1's combine floor from its pre-reduced rows is 12 s: the swap saves 20 - max(12, 11) = 8 s,
+  // 16 over two iterations > 8.9: accepted. Counted as pairs (22 rows over 2 NICs, 22 s) the
+  // floor hides every GEMM: it saves nothing, refused as NIC-bound.
+  const TopTwoLayer c;
+  const std::vector<double> load{6, 5, 5, 6, 10, 10, 1, 1};
+  SwapCosts costs{1.0, 9.9, 2};
+  costs.combine_seconds = combine_time(nic_rows(c.b, c.p, c.slot_of_pair, c.t, PlanOptions{}, c.m.token_bytes()), c.t,
+                                       c.m.token_bytes());
+  const SwapPlan rows = plan_swaps(load, c.p, c.t, 0.1, costs, load);
+  ASSERT_EQ(rows.swaps.size(), 1u);
+  EXPECT_EQ(rows.swaps[0].slot_a, 4);
+  EXPECT_EQ(rows.swaps[0].slot_b, 6);
+  EXPECT_EQ(rows.load_after, (std::vector<double>{11, 11, 11, 11}));
+  costs.combine_seconds = {22.0, 22.0};
+  const SwapPlan pairs = plan_swaps(load, c.p, c.t, 0.1, costs, load);
+  EXPECT_TRUE(pairs.swaps.empty());
+  EXPECT_DOUBLE_EQ(pairs.best_refused.saved_per_iteration_s, 0.0);
+  EXPECT_DOUBLE_EQ(pairs.best_refused.after_dispatch_s, 20.0);
+  EXPECT_DOUBLE_EQ(pairs.best_refused.combine_s, 22.0);
 }
 
 TEST(Swap, GemmsInsideTheNodesCombineSaveNothing) {
