@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/float_flags.hpp"
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/provenance.hpp"
 #include "core/version.hpp"
@@ -76,7 +77,12 @@ int main(int argc, char** argv) {
   zepp::cli::check_integer_flags(app);
   const bool quiet = quiet_rank();
   try {
-    app.parse(argc, argv);
+    try {
+      app.parse(argc, argv);
+    } catch (...) {
+      zepp::cli::end_progress_line();  // the message below starts a line of its own
+      throw;
+    }
   } catch (const CLI::ParseError& e) {
     if (quiet) return leave_together(e.get_exit_code() == 0 ? 0 : 2);
     return leave_together(app.exit(e) == 0 ? 0 : 2);

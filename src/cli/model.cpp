@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "model/compose.hpp"
 #include "model/moe_layers.hpp"
@@ -79,6 +80,10 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   for (int l : run.layers)
     require(std::binary_search(present.begin(), present.end(), l), "--layers",
             fmt::format("layer {} is not an MoE layer of {}; it has {}", l, w.trace_path, fmt::join(present, ",")));
+  if (f.layers == "all") {  // refused before any layer runs, not when the step is composed
+    const std::string problem = model::all_layers_problem(present, model, dense);
+    require(problem.empty(), "--layers", problem);
+  }
   run.size_mb = w.workload.size_mb;
   if (decode && f.batch) run.size_mb = double(*f.batch) * model.token_bytes() / double(1 << 20);  // exactly batch tokens
   run.iterations = serve.iterations;
@@ -91,9 +96,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   StrategyOptions o = opt;
   o.optimal = false;  // the exact routing optimum is a single-layer diagnostic
   const model::MoeRun moe = model::simulate_moe_layers(trace, model, topo, systems, o, run, [](int done, int total, const std::string& s) {
-    std::fprintf(stderr, "\rMoE layers: %d/%d (%s)   ", done, total, s.c_str());
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
+    progress_line(fmt::format("MoE layers: {}/{} ({})", done, total, s), done == total);
   });
 
   model::StepShape step;

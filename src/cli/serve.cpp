@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "exec/sim.hpp"
 #include "pipeline/cost.hpp"
@@ -151,9 +152,10 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
     int done = 0;  // progress on stderr, as --layers shows it
     const ServeReport r = serve(workload, model, topo, system, s.iterations, opt, executor == "sim" ? sim : nullptr,
                                 [&](const IterationReport&, const LayerResult&) {
-                                  std::fprintf(stderr, "\riterations: %d/%d (%s)   ", ++done, s.iterations, system.c_str());
-                                  if (done == s.iterations) std::fputc('\n', stderr);
-                                  std::fflush(stderr);
+                                  ++done;
+                                  progress_line("iterations: " + std::to_string(done) + "/" + std::to_string(s.iterations) +
+                                                    " (" + system + ")",
+                                                done == s.iterations);
                                 });
     nlohmann::json its = nlohmann::json::array();
     for (const auto& it : r.iterations) its.push_back(iteration_json(it, system == "zepp+swaps"));

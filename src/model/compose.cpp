@@ -22,8 +22,8 @@ std::vector<StageRow> skeleton(const MoeRun& moe, const ModelShape& m, const Den
                     t.compute.kernel_launch * double(ops.size() + (is_moe ? kMoeKernels : 0))});
   };
   if (all_layers) {
-    require(int(moe.layers.size()) <= m.layers && (moe.layers.empty() || moe.layers.back() < m.layers), "layers",
-            "the trace's layers do not fit the model's " + std::to_string(m.layers) + " layers");
+    const std::string problem = all_layers_problem(moe.layers, m, d);
+    require(problem.empty(), "layers", problem);
     for (int l = 0; l < m.layers; ++l) add_layer(l, std::binary_search(moe.layers.begin(), moe.layers.end(), l));
   } else {
     for (int l : moe.layers) add_layer(l, true);
@@ -33,6 +33,21 @@ std::vector<StageRow> skeleton(const MoeRun& moe, const ModelShape& m, const Den
 }
 
 }  // namespace
+
+std::string all_layers_problem(const std::vector<int>& moe_layers, const ModelShape& m, const DenseShape& d) {
+  if (!moe_layers.empty() && moe_layers.back() >= m.layers)
+    return "the trace has layer " + std::to_string(moe_layers.back()) + " but " + m.name + " has layers 0-" +
+           std::to_string(m.layers - 1);
+  if (d.dense_ffn > 0 || int(moe_layers.size()) == m.layers) return "";
+  std::string missing;
+  int count = 0;
+  for (int l = 0; l < m.layers; ++l)
+    if (!std::binary_search(moe_layers.begin(), moe_layers.end(), l) && ++count <= 5)
+      missing += (missing.empty() ? "" : ",") + std::to_string(l);
+  return "all: every one of " + m.name + "'s " + std::to_string(m.layers) + " layers is an MoE layer (it has no dense layers), " +
+         "but the trace lacks " + std::to_string(count) + " of them (" + missing + (count > 5 ? ",..." : "") +
+         "); name the trace's layers (--layers " + layer_ranges(moe_layers) + ") to run those alone";
+}
 
 std::vector<SystemSteps> compose_steps(const MoeRun& moe, const ModelShape& m, const DenseShape& d, const Topology& t,
                                        const StepShape& s, bool all_layers) {

@@ -51,6 +51,11 @@ struct SystemSteps {
   std::optional<Swaps> swaps;
 };
 
+// "" when a whole step can be composed around the trace's MoE layers `moe_layers` (ascending):
+// they are layers of `model` (below model.layers) and every model layer the trace lacks can be a
+// dense one (the model has dense layers); otherwise what is wrong, naming the layers.
+std::string all_layers_problem(const std::vector<int>& moe_layers, const ModelShape& model, const DenseShape& dense);
+
 // Composes every system's steps. all_layers: the model's dense layers are added (the trace's
 // layers must be model layer indices below model.layers, and at most model.layers of them).
 // step.tokens must equal moe.tokens_per_gpu. Throws ArgumentError ("step", "layers", "model").

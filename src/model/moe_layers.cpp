@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "exec/sim.hpp"
 #include "serving/serve.hpp"
@@ -21,6 +23,44 @@ std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& ask
     require(i == 0 || out[i] != out[i - 1], "layers", "layer " + std::to_string(out[i]) + " is listed twice");
   }
   return out;
+}
+
+std::string layer_ranges(const std::vector<int>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(ids[i]) + (j > i ? "-" + std::to_string(ids[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+void check_layer_splits(const Trace& trace, const std::vector<int>& layers, double history_fraction) {
+  if (!trace.has_tokens() || !(history_fraction > 0 && history_fraction < 1)) return;  // build_workload names those
+  std::vector<std::string> bad;
+  std::vector<int> good;
+  for (int layer : layers) {
+    if (!trace.layers.count(layer)) continue;  // selected_layers names it
+    const TokenSplit s = token_split(trace, layer, history_fraction);
+    if (s.history_units < 1 || s.history_units >= s.units) return;  // the fraction itself: build_workload names it
+    if (s.history > 0 && s.evaluation > 0) {
+      good.push_back(layer);
+      continue;
+    }
+    bad.push_back(fmt::format("layer {} has {} tokens, {} (the first {} of {} {}), {}", layer, s.history + s.evaluation,
+                              s.evaluation == 0 ? "all in the history" : "none in the history", s.history_units, s.units,
+                              s.by_tokens ? "tokens" : "requests", s.evaluation == 0 ? "none to serve" : "none to place from"));
+  }
+  if (bad.empty()) return;
+  std::string list;
+  for (const auto& b : bad) list += (list.empty() ? "" : "; ") + b;
+  throw InputError(fmt::format("{}: {}; every layer run needs tokens in both the history and the evaluation part (history "
+                               "fraction {:g}): {}",
+                               trace.path, list, history_fraction,
+                               good.empty() ? std::string("change the history fraction")
+                                            : fmt::format("leave {} out (--layers {}) or change the history fraction",
+                                                          bad.size() == 1 ? "it" : "them", layer_ranges(good))));
 }
 
 namespace {
@@ -46,6 +86,7 @@ MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const To
   require(run.iterations == 0 || run.executor == ExecutorKind::Sim, "iterations", "multi-iteration serving runs on the sim executor");
   MoeRun out;
   out.layers = selected_layers(trace, run.layers);
+  if (run.iterations == 0) check_layer_splits(trace, out.layers, run.workload.history_fraction);  // before any work
   for (const auto& s : systems) out.systems.push_back({s, std::vector<std::vector<MoeLayerTime>>(std::max(1, run.iterations))});
   const int total = int(out.layers.size() * systems.size());
   int done = 0;

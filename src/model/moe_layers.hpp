@@ -53,10 +53,20 @@ struct MoeRun {
 // listed twice.
 std::vector<int> selected_layers(const Trace& trace, const std::vector<int>& asked);
 
+// "0-2,5,7-9" for ascending layer ids (what --layers reads).
+std::string layer_ranges(const std::vector<int>& ids);
+
+// Refuses, before any layer is simulated, the layers of `layers` whose tokens the
+// history_fraction split (token_split, workload/workload.hpp) leaves all in the history or all in
+// the evaluation part (the later requests lack the layer): InputError naming the trace, each
+// such layer with its token counts, and the layers that can run. Load-only traces always split.
+void check_layer_splits(const Trace& trace, const std::vector<int>& layers, double history_fraction);
+
 // Progress: (layers done, layers in all, system) after each (layer, system).
 using MoeProgress = std::function<void(int done, int total, const std::string& system)>;
 
-// Runs `systems` (registry strategies) on every selected layer. Throws ArgumentError naming the option: "layers" (a
+// Runs `systems` (registry strategies) on every selected layer. Throws InputError from
+// check_layer_splits (one batch per layer) and ArgumentError naming the option: "layers" (a
 // layer absent from the trace: the message lists those present; repeated), "iterations" (< 0,
 // or >= 1 with an executor other than Sim), "systems" (empty), and what the stages throw.
 MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const Topology& topo,

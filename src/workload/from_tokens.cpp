@@ -19,6 +19,24 @@ static void add_coactivation(std::vector<double>& co, const int32_t* ids, int k,
       }
 }
 
+}  // namespace zepp::workload_detail
+
+namespace zepp {
+
+TokenSplit token_split(const Trace& trace, int layer, double history_fraction) {
+  const LayerTrace& lt = trace.layers.at(layer);
+  TokenSplit s;
+  s.by_tokens = trace.requests.size() == 1;
+  s.units = s.by_tokens ? lt.num_tokens() : int64_t(trace.requests.size());
+  s.history_units = int64_t(std::floor(history_fraction * double(s.units)));
+  for (int64_t t = 0; t < lt.num_tokens(); ++t) ++((s.by_tokens ? t : lt.request[t]) < s.history_units ? s.history : s.evaluation);
+  return s;
+}
+
+}  // namespace zepp
+
+namespace zepp::workload_detail {
+
 Workload from_tokens(const Trace& trace, int layer, const Target& target, const WorkloadOptions& opt,
                      const Trace* history) {
   const LayerTrace& lt = trace.layers.at(layer);
@@ -43,9 +61,9 @@ Workload from_tokens(const Trace& trace, int layer, const Target& target, const 
              std::to_string(evaluation.size()) + " tokens)";
   } else {
     // Requests split in source order; a single request is split by its tokens instead.
-    const bool by_tokens = num_requests == 1;
-    const int64_t units = by_tokens ? lt.num_tokens() : num_requests;
-    const int64_t history_units = int64_t(std::floor(opt.history_fraction * double(units)));
+    const TokenSplit s = token_split(trace, layer, opt.history_fraction);
+    const bool by_tokens = s.by_tokens;
+    const int64_t units = s.units, history_units = s.history_units;
     require(history_units >= 1 && history_units < units, "history_fraction",
             std::to_string(opt.history_fraction) + " of " + std::to_string(units) +
                 (by_tokens ? " tokens of the single request" : " requests") + " in " + trace.path +

@@ -81,4 +81,15 @@ struct Workload {
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
                         const WorkloadOptions& opt, const Trace* history = nullptr);
 
+// How build_workload splits `layer` of a token-level trace (no separate history): the first
+// history_units of `units` (requests, or the tokens of a single request) are history, and the
+// layer's tokens fall `history` / `evaluation` on either side. A layer that some requests lack
+// can have all its tokens on one side: build_workload then refuses it (history_fraction).
+struct TokenSplit {
+  bool by_tokens = false;       // one request: split by its tokens
+  int64_t units = 0, history_units = 0;
+  int64_t history = 0, evaluation = 0;  // tokens of the layer
+};
+TokenSplit token_split(const Trace& trace, int layer, double history_fraction);
+
 }  // namespace zepp

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
@@ -92,6 +93,51 @@ TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;
   }
+}
+
+// A routing log whose later requests lack layer 1 (problems 0-1 log layers 0-2, problems 2-3 only
+// 0 and 2): with the default history fraction layer 1's tokens are all history.
+std::string trace_lacking_layer_1_late() {
+  std::string text;
+  for (int p = 0; p < 4; ++p)
+    for (int t = 0; t < 20; ++t)
+      for (int layer : {0, 1, 2})
+        if (layer != 1 || p < 2)
+          text += "{\"problem_id\": " + std::to_string(p) + ", \"layer\": " + std::to_string(layer) + ", \"experts\": [" +
+                  std::to_string(t % 8) + ", " + std::to_string((t + 3) % 8) + "], \"token_idx\": " + std::to_string(t) + "}\n";
+  return text;
+}
+
+// `--layers` failed part-way (after simulating layer 0) on a layer without evaluation tokens,
+// its message glued to the progress line. It is refused before any layer runs, naming the layer
+// and the list that can run; the message starts a line of its own.
+TEST(ModelCli, LayerWithoutEvaluationTokensIsRefusedBeforeAnyLayerRuns) {
+  const std::string trace = testing::write_file("late_layer.jsonl", trace_lacking_layer_1_late());
+  const auto r = run_zepp("simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --layers 0-2 --strategies a2av,zepp");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.find("MoE layers:"), std::string::npos) << r.err;  // nothing ran
+  EXPECT_EQ(r.err.rfind("zepp: error: " + trace + ": layer 1 has 40 tokens, all in the history (the first 2 of 4 requests), none to serve", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("leave it out (--layers 0,2)"), std::string::npos) << r.err;
+  // The list it suggests runs.
+  const auto ok = run_zepp("simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --layers 0,2 --strategies a2av --format json");
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  std::vector<int> moe;
+  const auto j = nlohmann::json::parse(ok.out);
+  for (const auto& st : j["systems"][0]["steps"][0]["stages"])
+    if (st["kind"] == "moe") moe.push_back(st["layer"].get<int>());
+  EXPECT_EQ(moe, (std::vector<int>{0, 2}));
+}
+
+// `--layers all` on a trace lacking layers of a model that has no dense layers failed after
+// simulating every layer ("model: 'mixtral-8x7b' has no dense layers"): refused up front.
+TEST(ModelCli, AllLayersOfAModelWithoutDenseLayersNeedsEveryLayerInTheTrace) {
+  const std::string trace = testing::write_file("three_layers.jsonl", trace_lacking_layer_1_late());
+  const auto r = run_zepp("simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --layers all --strategies a2av");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.find("MoE layers:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("zepp: invalid argument: --layers: all: every one of mixtral-8x7b's 32 layers is an MoE layer", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("lacks 29 of them"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(--layers 0-2)"), std::string::npos) << r.err;
 }
 
 }  // namespace
