@@ -153,3 +153,11 @@ def test_history_and_trace_apart_match_the_program(shared_dir):
     same_figures(py, cli)
     assert "history = all" in py["workload"]["description"] and "abstract_algebra" in py["workload"]["description"]
     assert py["cluster"]["gpus_per_node"] == 8
+
+
+def test_bandwidths_without_an_exact_ratio_leave_the_optimum_unsolved():
+    # NVLink / NIC = 1e12 has no integer terms below 2^31 for the exact solver's arc costs: the
+    # call raised "topo: nvlink_bw / nic_bw has no exact integer ratio"; the optimum is now null.
+    r = zepp.simulate(nodes=2, strategies="zepp", executor="estimate", nic_gbps=0.000001, nvlink_gbps=1e6)
+    assert r["strategies"][0]["routing_cost_optimal_us"] is None
+    assert r["strategies"][0]["latency_us"] > 0

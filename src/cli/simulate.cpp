@@ -6,6 +6,8 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/degraded.hpp"
 #include "cli/model.hpp"
@@ -19,6 +21,7 @@
 #include "pipeline/strategy.hpp"
 #include "pipeline/variants.hpp"
 #include "report/summary.hpp"
+#include "routing/routing.hpp"
 #include "serving/serve.hpp"
 
 namespace zepp::cli {
@@ -158,8 +161,19 @@ void run(const SimulateFlags& f) {
   // (kimi-k2 shape, 4,681 tokens per GPU): 0.11 s at 128 GPUs, 0.18 s at 256, 0.72 s at 512,
   // 3-9x the greedy routing itself; auto solves it up to kAutoOptimumGpus GPUs.
   constexpr int kAutoOptimumGpus = 256;
-  opt.optimal = f.optimum == "on" || (f.optimum == "auto" && r.topo.num_gpus() <= kAutoOptimumGpus);
-  if (f.optimum == "auto" && !opt.optimal)
+  // Its integer arc costs need the NVLink / NIC bandwidth ratio as a ratio of integers below 2^31.
+  const bool exact = exact_optimum_possible(r.topo);
+  require(exact || f.optimum != "on", "--optimum",
+          fmt::format("on: the exact solver (LEMON, integer arc costs) needs the NVLink / NIC bandwidth ratio as one of "
+                      "integers below 2^31, and {:g} / {:g} GB/s (--nvlink-gbps / --nic-gbps, or the topology's) has none; "
+                      "use --optimum auto or off",
+                      r.topo.nvlink_bw / 1e9, r.topo.nic_bw / 1e9));
+  opt.optimal = exact && (f.optimum == "on" || (f.optimum == "auto" && r.topo.num_gpus() <= kAutoOptimumGpus));
+  if (f.optimum == "auto" && !exact)
+    std::fprintf(stderr, "optimum: skipped: NVLink / NIC bandwidth %g / %g GB/s (--nvlink-gbps / --nic-gbps, or the "
+                 "topology's) is no ratio of integers below 2^31, which the exact solver's integer arc costs need\n",
+                 r.topo.nvlink_bw / 1e9, r.topo.nic_bw / 1e9);
+  else if (f.optimum == "auto" && !opt.optimal)
     std::fprintf(stderr, "optimum: skipped at %d GPUs (--optimum auto solves equation (1) exactly up to %d GPUs, beyond "
                  "which LEMON's min-cost flows outgrow the routing they check; --optimum on forces it)\n",
                  r.topo.num_gpus(), kAutoOptimumGpus);

@@ -77,7 +77,9 @@ StrategyOutcome run_strategy(const std::string& name, const Workload& w, const M
   const double tb = model.token_bytes();
   out.imbalance = imbalance_of(d.routing, d.placement);
   out.routing_cost_s = routing_cost(d.routing, d.placement, topo, tb);
-  out.routing_cost_optimal_s = opt.optimal && d.balanced_routing
+  // Bandwidths without an exact integer ratio (exact_optimum_possible): not solved, as with
+  // opt.optimal false; `zepp simulate` says why on stderr.
+  out.routing_cost_optimal_s = opt.optimal && d.balanced_routing && exact_optimum_possible(topo)
                                    ? routing_cost_optimal(w.batch, d.placement, topo, opt.balance_slack, tb)
                                    : std::nan("");
 

@@ -140,8 +140,10 @@ struct StrategyOutcome {
   double imbalance = 0;              // max / mean (token, expert) pairs computed per GPU
   double routing_cost_s = 0;         // equation (1) objective of the routing used, seconds
   double routing_cost_optimal_s = 0; // exact optimum of equation (1) on the same placement; NaN
-                                     // when not solved (opt.optimal false) or when the
-                                     // strategy's routing ignores the bound (balanced_routing)
+                                     // when not solved (opt.optimal false, or the link
+                                     // bandwidths have no exact ratio: exact_optimum_possible)
+                                     // or when the strategy's routing ignores the bound
+                                     // (balanced_routing)
   double routing_wall_s = 0;         // wall time spent routing (planning cost)
   // The per-batch metadata exchange and planning charged (0 under PlanningMode::Free), seconds,
   // included in result.latency_s: when the counts all-gather ended, the longest per-GPU planning.

@@ -91,7 +91,7 @@ std::string summary_table(const nlohmann::json& s) {
                        optimum_s, gap_s);
   }
   if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal_us"].is_null(); }))
-    out += "optimum -: not solved (--optimum off), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
+    out += "optimum -: not solved (--optimum off, or skipped as stderr says), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
   for (const auto& r : s["strategies"])
     if (r.contains("swaps")) out += swap_line(r["name"].get<std::string>(), r["swaps"]);
   return out;

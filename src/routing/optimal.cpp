@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -40,14 +41,14 @@ double whole_bytes(double bw) {
   return r >= 1 && std::abs(bw - r) <= 1e-12 * bw ? r : bw;
 }
 
-ExactCosts exact_costs(const Topology& topo) {
+// The costs, or nothing when the ratio has no integer terms below 2^31.
+std::optional<ExactCosts> find_exact_costs(const Topology& topo) {
   const double v = whole_bytes(topo.nvlink_bw), n = whole_bytes(topo.nic_bw);
   constexpr int64_t kLimit = int64_t(1) << 31;
   if (v == std::floor(v) && n == std::floor(n) && v < 0x1p62 && n < 0x1p62) {  // integers: reduce by their gcd
     const int64_t node = int64_t(n), remote = int64_t(v), g = std::gcd(node, remote);
-    require(node / g < kLimit && remote / g < kLimit, "topo",
-            "nvlink_bw / nic_bw has no exact integer ratio with terms below 2^31, which the exact solver needs");
-    return {node / g, remote / g};
+    if (node / g >= kLimit || remote / g >= kLimit) return std::nullopt;
+    return ExactCosts{node / g, remote / g};
   }
   int64_t mv, mn;
   int xv, xn;
@@ -55,13 +56,24 @@ ExactCosts exact_costs(const Topology& topo) {
   dyadic(n, mn, xn);
   const int lo = std::min(xv, xn);
   const auto too_big = [](int64_t m, int shift) { return shift > 31 || m > (int64_t(1) << (31 - shift)); };
-  require(!too_big(mn, xn - lo) && !too_big(mv, xv - lo), "topo",
-          "nvlink_bw / nic_bw has no exact integer ratio with terms below 2^31, which the exact solver needs");
+  if (too_big(mn, xn - lo) || too_big(mv, xv - lo)) return std::nullopt;
   const int64_t node = mn << (xn - lo), remote = mv << (xv - lo), g = std::gcd(node, remote);
-  return {node / g, remote / g};
+  return ExactCosts{node / g, remote / g};
+}
+
+ExactCosts exact_costs(const Topology& topo) {
+  const std::optional<ExactCosts> c = find_exact_costs(topo);
+  require(c.has_value(), "topo",
+          "nvlink_bw / nic_bw has no exact integer ratio with terms below 2^31, which the exact solver needs");
+  return *c;
 }
 
 }  // namespace
+
+bool exact_optimum_possible(const Topology& topo) {
+  return std::isfinite(topo.nvlink_bw) && std::isfinite(topo.nic_bw) && topo.nvlink_bw > 0 && topo.nic_bw > 0 &&
+         find_exact_costs(topo).has_value();
+}
 
 std::vector<RouteCount> route_optimal_counts(const std::vector<int64_t>& demand, const Placement& placement,
                                              const Topology& topo, double balance_slack) {

@@ -82,6 +82,11 @@ std::vector<RouteCount> route_optimal_counts(const std::vector<int64_t>& demand 
                                              const Placement& placement, const Topology& topo,
                                              double balance_slack);
 
+// Whether route_optimal_counts can weigh `topo`'s links exactly: both bandwidths positive and
+// finite, their ratio one of integers below 2^31 (false e.g. for NVLink 1e6 GB/s over a NIC of
+// 1e-6 GB/s, a ratio of 1e12).
+bool exact_optimum_possible(const Topology& topo);
+
 // routing_cost of route_optimal_counts(batch.demand(), ...), in seconds.
 double routing_cost_optimal(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                             double balance_slack, double token_bytes);

@@ -272,5 +272,21 @@ TEST(SimulateCli, OptimumOffAndBadValue) {
   EXPECT_NE(bad.err.find("--optimum"), std::string::npos) << bad.err;
 }
 
+// NVLink 1e6 GB/s over a NIC of 1e-6 GB/s has no integer ratio below 2^31 for the exact
+// solver's arc costs: the run stopped with "topo: nvlink_bw / nic_bw has no exact integer
+// ratio". --optimum auto skips the optimum saying why; --optimum on is refused naming the flags.
+TEST(SimulateCli, BandwidthsWithoutAnExactRatioSkipTheOptimumSayingWhy) {
+  const std::string links = "simulate --nodes 2 --strategies zepp --executor estimate --nic-gbps 0.000001 --nvlink-gbps 1000000 ";
+  const auto r = run_zepp(links + "--format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["strategies"][0]["routing_cost_optimal_us"].is_null());
+  EXPECT_NE(r.err.find("optimum: skipped: NVLink / NIC bandwidth 1e+06 / 1e-06 GB/s (--nvlink-gbps / --nic-gbps"),
+            std::string::npos) << r.err;
+  const auto on = run_zepp(links + "--optimum on");
+  EXPECT_EQ(on.status, 2);
+  EXPECT_EQ(on.err.rfind("zepp: invalid argument: --optimum: on: the exact solver", 0), 0u) << on.err;
+  EXPECT_NE(on.err.find("--nvlink-gbps / --nic-gbps"), std::string::npos) << on.err;
+}
+
 }  // namespace
 }  // namespace zepp
