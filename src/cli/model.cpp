@@ -68,7 +68,9 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   const ModelShape model = w.model_shape();
   const Topology topo = w.cluster();
   const model::DenseShape dense = model::dense_shape(model.name);
-  for (const auto& name : systems) check_strategy_fits(name, model, topo, opt);  // naming the flags
+  // Each entry: its registered strategy with its options (a variant sets its switches) and label.
+  const std::vector<StrategyRun> runs = strategy_runs(systems, opt, "--strategies");
+  for (const StrategyRun& run : runs) check_strategy_fits(run.strategy, model, topo, run.opt);  // naming the flags
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
@@ -109,7 +111,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
             fmt::format("{} GB holds less than one token per sequence for {} sequences", *f.kv_cache_gb, step.tokens));
   }
   auto steps = model::compose_steps(moe, model, dense, topo, step, f.layers == "all");
-  for (auto& s : steps) s.system = strategy_label(s.system, opt);  // a Zepp row says which ablations ran
+  for (size_t i = 0; i < steps.size(); ++i) steps[i].system = runs[i].label;  // a Zepp row says which ablations ran
 
   model::ReportContext c;
   c.workload = moe.description;

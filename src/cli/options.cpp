@@ -85,7 +85,8 @@ std::vector<std::string> strategy_list(const std::string& text, const std::strin
       const std::string m = e.what();
       std::string listed;
       for (const auto& v : variant_names()) listed += (listed.empty() ? "" : ", ") + v;
-      throw ArgumentError(flag + m.substr(m.find(':')) + (variants ? "; or a variant: " + listed : ""));
+      throw ArgumentError(flag + m.substr(m.find(':')) +
+                          (variants ? "; or a variant: " + listed + " (switches combine: zepp/no-split/no-waves)" : ""));
     }
     out.push_back(item);
   }
@@ -96,21 +97,7 @@ std::vector<std::string> strategy_list(const std::string& text, const std::strin
 
 bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
 
-std::string strategy_label(const std::string& name, const StrategyOptions& o) {
-  if (name == "epic" && o.epic_zepp_placement) return "epic/zepp-placement";
-  if (!takes_zepp_ablations(name)) return name;
-  std::string s = name;
-  if (!o.split) s += "/no-split";
-  if (!o.merge) s += "/no-merge";
-  if (!o.overlap) s += "/no-overlap";
-  if (!o.locality && name != "zepp-overlap") s += "/no-locality";
-  if (!o.waves) s += "/no-waves";
-  if (!o.round_order_rule) s += "/round-order-always";
-  if (!o.local_first) s += "/no-local-first";
-  if (o.roofline_placement && (name == "zepp" || name == "zepp+swaps")) s += "/roofline-placement";
-  if (!o.zepp_placement_rule && (name == "zepp" || name == "zepp+swaps")) s += "/eplb-placement";
-  return s;
-}
+std::string strategy_label(const std::string& name, const StrategyOptions& o) { return variant_label(name, o); }
 
 std::vector<StrategyRun> strategy_runs(const std::vector<std::string>& names, const StrategyOptions& opt,
                                        const std::string& flag) {

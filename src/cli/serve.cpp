@@ -114,7 +114,9 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                "use fewer --iterations, a smaller --size-mb, fewer --nodes or fewer strategies");
   // Each placement fits the cluster, naming the flags (a2av said "num_experts: 64 is not a
   // positive multiple of the 24 GPUs", iser-moe "topo: ... (contiguous homes)").
-  for (const auto& name : systems) check_strategy_fits(name, model, topo, opt);
+  // Each entry: its registered strategy with its options (a variant sets its switches) and label.
+  const std::vector<StrategyRun> runs = strategy_runs(systems, opt, "--strategies");
+  for (const StrategyRun& run : runs) check_strategy_fits(run.strategy, model, topo, run.opt);
   require(w.history_path.empty() || s.drift == "none", "--history",
           "combines with --drift none only (the drift modes take each dataset's history from --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
@@ -146,20 +148,21 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
       rethrow_as_flag(e);
     }
   };
-  for (const auto& system : systems) {
+  for (const StrategyRun& run : runs) {
+    const std::string& system = run.strategy;
     DriftWorkload workload = drift_workload();
     description = workload.description();
     int done = 0;  // progress on stderr, as --layers shows it
-    const ServeReport r = serve(workload, model, topo, system, s.iterations, opt, executor == "sim" ? sim : nullptr,
+    const ServeReport r = serve(workload, model, topo, system, s.iterations, run.opt, executor == "sim" ? sim : nullptr,
                                 [&](const IterationReport&, const LayerResult&) {
                                   ++done;
                                   progress_line("iterations: " + std::to_string(done) + "/" + std::to_string(s.iterations) +
-                                                    " (" + system + ")",
+                                                    " (" + run.label + ")",
                                                 done == s.iterations);
                                 });
     nlohmann::json its = nlohmann::json::array();
     for (const auto& it : r.iterations) its.push_back(iteration_json(it, system == "zepp+swaps"));
-    out.push_back({{"system", strategy_label(system, opt)},
+    out.push_back({{"system", run.label},
                    {"strategy", system},
                    {"total_latency_ms", r.total_latency_s() * 1e3},
                    {"mean_imbalance", r.mean_imbalance()},

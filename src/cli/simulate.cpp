@@ -122,13 +122,6 @@ void run(const SimulateFlags& f) {
           "describe a whole model's step; add --layers all (or a list)");
   require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
           "runs one layer; leave out --iterations and --layers");
-  for (const auto& n : names) {
-    if (!is_variant(n) || (!f.model.active() && f.serve.iterations == 0)) continue;
-    StrategyOptions unused;
-    const std::string base = strategy_variant(n, unused), flag = variant_flag(n);
-    throw ArgumentError("--strategies: '" + n + "' is a one-layer variant; with --iterations or --layers " +
-                        (flag.empty() ? "it has no flag: run it on one layer" : "give " + base + " " + flag));
-  }
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;

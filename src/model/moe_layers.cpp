@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "exec/sim.hpp"
+#include "pipeline/variants.hpp"
 #include "serving/serve.hpp"
 
 namespace zepp::model {
@@ -91,6 +92,10 @@ MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const To
   const int total = int(out.layers.size() * systems.size());
   int done = 0;
   const PlanExecutor sim = [](const CommPlan& plan, const Topology& t, bool timeline) { return simulate_plan(plan, t, timeline); };
+  // Each system's registered strategy and options: a variant ("zepp/no-split") sets its switches.
+  std::vector<std::string> bases;
+  std::vector<StrategyOptions> options(systems.size(), opt);
+  for (size_t i = 0; i < systems.size(); ++i) bases.push_back(strategy_variant(systems[i], options[i]));
   for (int layer : out.layers) {
     if (run.iterations == 0) {
       WorkloadOptions w = run.workload;
@@ -98,8 +103,9 @@ MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const To
       w.size_mb = run.size_mb;
       const Workload workload = build_workload(&trace, model, topo, w);
       if (out.description.empty()) out.description = workload.description, out.tokens_per_gpu = workload.tokens_per_gpu;
-      for (auto& sys : out.systems) {
-        const StrategyOutcome o = run_strategy(sys.system, workload, model, topo, opt, run.executor);
+      for (size_t i = 0; i < out.systems.size(); ++i) {
+        SystemMoe& sys = out.systems[i];
+        const StrategyOutcome o = run_strategy(bases[i], workload, model, topo, options[i], run.executor);
         sys.iterations[0].push_back(from_outcome(layer, o));
         if (progress) progress(++done, total, sys.system);
       }
@@ -110,10 +116,11 @@ MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const To
     d.size_mb = run.size_mb;
     d.seed = run.workload.seed;
     d.history_fraction = run.workload.history_fraction;
-    for (auto& sys : out.systems) {
+    for (size_t i = 0; i < out.systems.size(); ++i) {
+      SystemMoe& sys = out.systems[i];
       DriftWorkload workload(trace, model, topo, d);  // every system sees the same batches
       if (out.description.empty()) out.description = workload.description(), out.tokens_per_gpu = workload.tokens_per_gpu();
-      const ServeReport r = serve(workload, model, topo, sys.system, run.iterations, opt, sim);
+      const ServeReport r = serve(workload, model, topo, bases[i], run.iterations, options[i], sim);
       for (size_t i = 0; i < r.iterations.size(); ++i) sys.iterations[i].push_back(from_iteration(layer, r.iterations[i]));
       if (progress) progress(++done, total, sys.system);
     }

@@ -65,7 +65,8 @@ void check_layer_splits(const Trace& trace, const std::vector<int>& layers, doub
 // Progress: (layers done, layers in all, system) after each (layer, system).
 using MoeProgress = std::function<void(int done, int total, const std::string& system)>;
 
-// Runs `systems` (registry strategies) on every selected layer. Throws InputError from
+// Runs `systems` (registry strategies, or their variants: pipeline/variants.hpp) on every
+// selected layer. Throws InputError from
 // check_layer_splits (one batch per layer) and ArgumentError naming the option: "layers" (a
 // layer absent from the trace: the message lists those present; repeated), "iterations" (< 0,
 // or >= 1 with an executor other than Sim), "systems" (empty), and what the stages throw.

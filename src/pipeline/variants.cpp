@@ -1,52 +1,91 @@
 #include "pipeline/variants.hpp"
 
-#include <map>
+#include <algorithm>
+#include <sstream>
 
 namespace zepp {
 namespace {
 
-struct Variant {
-  const char* base;
+bool zepp_family(const std::string& base) { return base.rfind("zepp", 0) == 0; }
+bool zepp_locality(const std::string& base) { return zepp_family(base) && base != "zepp-overlap"; }  // no locality stage
+bool zepp_placed(const std::string& base) { return base == "zepp" || base == "zepp+swaps"; }
+bool epic(const std::string& base) { return base == "epic"; }
+
+struct Switch {
+  const char* name;
   bool StrategyOptions::*option;
-  bool value;
-  const char* flag;  // `zepp simulate`'s flag that sets the same switch, or "" (none)
+  bool value;                                // the option's value when the switch is on
+  bool (*applies)(const std::string& base);  // the registered strategies that have the stage
 };
 
-const std::map<std::string, Variant>& variants() {
-  static const std::map<std::string, Variant> v = {
-      {"zepp/no-split", {"zepp", &StrategyOptions::split, false, "--no-split"}},
-      {"zepp/no-merge", {"zepp", &StrategyOptions::merge, false, "--no-merge"}},
-      {"zepp/no-overlap", {"zepp", &StrategyOptions::overlap, false, "--no-overlap"}},
-      {"zepp/no-locality", {"zepp", &StrategyOptions::locality, false, "--no-locality"}},
-      {"zepp/no-waves", {"zepp", &StrategyOptions::waves, false, "--no-waves"}},
-      {"zepp/round-order-always", {"zepp", &StrategyOptions::round_order_rule, false, "--round-order-always"}},
-      {"zepp/no-local-first", {"zepp", &StrategyOptions::local_first, false, "--no-local-first"}},
-      {"zepp/eplb-placement", {"zepp", &StrategyOptions::zepp_placement_rule, false, ""}},
-      {"zepp/roofline-placement", {"zepp", &StrategyOptions::roofline_placement, true, "--roofline-placement"}},
-      {"epic/zepp-placement", {"epic", &StrategyOptions::epic_zepp_placement, true, ""}},
+// In the order a label lists them.
+const std::vector<Switch>& switches() {
+  static const std::vector<Switch> s = {
+      {"no-split", &StrategyOptions::split, false, zepp_family},
+      {"no-merge", &StrategyOptions::merge, false, zepp_family},
+      {"no-overlap", &StrategyOptions::overlap, false, zepp_family},
+      {"no-locality", &StrategyOptions::locality, false, zepp_locality},
+      {"no-waves", &StrategyOptions::waves, false, zepp_family},
+      {"round-order-always", &StrategyOptions::round_order_rule, false, zepp_family},
+      {"no-local-first", &StrategyOptions::local_first, false, zepp_family},
+      {"roofline-placement", &StrategyOptions::roofline_placement, true, zepp_placed},
+      {"eplb-placement", &StrategyOptions::zepp_placement_rule, false, zepp_placed},
+      {"zepp-placement", &StrategyOptions::epic_zepp_placement, true, epic},
   };
-  return v;
+  return s;
+}
+
+struct Parsed {
+  std::string base;
+  std::vector<const Switch*> on;
+};
+
+// "<base>/<switch>/<switch>...": base the longest registered name before a '/' ("zepp+hot/
+// no-multicast" is one), each switch one that base has, each once. Nothing for anything else.
+std::optional<Parsed> parse(const std::string& name) {
+  const std::vector<std::string> registered = strategy_names();
+  for (size_t cut = name.size(); cut != std::string::npos && cut > 0; cut = name.rfind('/', cut - 1)) {
+    const std::string base = name.substr(0, cut);
+    if (std::find(registered.begin(), registered.end(), base) == registered.end()) continue;
+    if (cut == name.size()) return std::nullopt;  // a registered strategy, no variant
+    Parsed p{base, {}};
+    std::stringstream rest(name.substr(cut + 1));
+    for (std::string item; std::getline(rest, item, '/');) {
+      const auto it = std::find_if(switches().begin(), switches().end(), [&](const Switch& s) { return item == s.name; });
+      if (it == switches().end() || !it->applies(base) || std::find(p.on.begin(), p.on.end(), &*it) != p.on.end())
+        return std::nullopt;
+      p.on.push_back(&*it);
+    }
+    if (p.on.empty() || name.back() == '/') return std::nullopt;
+    return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-bool is_variant(const std::string& strategy) { return variants().count(strategy) > 0; }
+bool is_variant(const std::string& strategy) { return parse(strategy).has_value(); }
 
 std::string strategy_variant(const std::string& name, StrategyOptions& so) {
-  const auto it = variants().find(name);
-  if (it == variants().end()) return name;
-  so.*(it->second.option) = it->second.value;
-  return it->second.base;
+  const auto p = parse(name);
+  if (!p) return name;
+  for (const Switch* s : p->on) so.*(s->option) = s->value;
+  return p->base;
 }
 
-std::string variant_flag(const std::string& name) {
-  const auto it = variants().find(name);
-  return it == variants().end() ? "" : it->second.flag;
+std::string variant_label(const std::string& base, const StrategyOptions& so) {
+  std::string label = base;
+  for (const Switch& s : switches())
+    if (s.applies(base) && so.*(s.option) == s.value) label += "/" + std::string(s.name);
+  return label;
 }
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
-  for (const auto& [name, v] : variants()) out.push_back(name);
+  for (const char* base : {"zepp", "epic"})
+    for (const Switch& s : switches())
+      if (s.applies(base)) out.push_back(std::string(base) + "/" + s.name);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

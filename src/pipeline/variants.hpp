@@ -1,9 +1,11 @@
-// Variants of a registered strategy: one switch of StrategyOptions set, named
-// "<base>/<switch>". Zepp's ablations (paper Figure 12's stages and issue 24's) and epic on
-// Zepp's placement. Sweeps run them beside their base (`zepp experiment fig9`), `zepp simulate
-// --strategies` runs them on one layer, and every summary labels a run with them
-// (cli strategy_label). They are not baselines: the report compares each only with its base.
+// Variants of a registered strategy: switches of StrategyOptions set, named
+// "<base>/<switch>[/<switch>...]". Zepp's ablations (paper Figure 12's stages and issue 24's) and
+// epic on Zepp's placement. Sweeps run them beside their base (`zepp experiment fig9`), `zepp
+// simulate --strategies` runs them (on one layer, over --layers or --iterations), and every summary labels a run with them
+// (variant_label): a label printed is a name accepted back. They are not baselines: the report
+// compares each only with its base.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,19 +13,23 @@
 
 namespace zepp {
 
-// True for a variant name ("zepp/no-split"), false for a registered strategy or anything else.
+// True for a variant name ("zepp/no-split", "zepp/no-split/no-waves", "zepp+hot/no-multicast/
+// no-merge": a registered strategy, then switches it has, each once, in any order), false for a
+// registered strategy or anything else. Switches: no-split, no-merge, no-overlap, no-waves,
+// round-order-always, no-local-first (strategies named zepp*), no-locality (zepp* but
+// zepp-overlap), roofline-placement and eplb-placement (zepp, zepp+swaps), zepp-placement (epic).
 bool is_variant(const std::string& strategy);
 
-// The registered strategy `name` runs: a variant's base, with its switch set in `so`; any other
-// name is returned unchanged and `so` untouched.
+// The registered strategy `name` runs: a variant's base, with its switches set in `so`; any
+// other name is returned unchanged and `so` untouched.
 std::string strategy_variant(const std::string& name, StrategyOptions& so);
 
-// The `zepp simulate` flag that switches the same stage of the base ("--no-split" for
-// "zepp/no-split"), or "" when none does (zepp/eplb-placement, epic/zepp-placement) or `name` is
-// no variant.
-std::string variant_flag(const std::string& name);
+// The name a run of registered strategy `base` with options `so` prints: base, then every switch
+// of base that `so` sets, in the order above ("zepp/no-split/no-waves"). strategy_variant of it
+// gives back `base` and those switches.
+std::string variant_label(const std::string& base, const StrategyOptions& so);
 
-// Every variant name, sorted: "epic/zepp-placement", "zepp/eplb-placement", "zepp/no-local-first",
+// Every single-switch variant name, sorted: "epic/zepp-placement", "zepp/eplb-placement", "zepp/no-local-first",
 // "zepp/no-locality", "zepp/no-merge", "zepp/no-overlap", "zepp/no-split", "zepp/no-waves",
 // "zepp/roofline-placement", "zepp/round-order-always".
 std::vector<std::string> variant_names();

@@ -136,12 +136,44 @@ TEST(SimulateCli, VariantNamesRunBesideTheirBase) {
   auto r = run_zepp("simulate " + base + "--strategies zepp,zepp/no-waves --no-waves");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--strategies: 'zepp/no-waves' runs zepp/no-waves, which 'zepp' with these flags runs too"), std::string::npos) << r.err;
-  r = run_zepp("simulate --model deepseek-v2-lite --nodes 2 --gpus-per-node 4 --strategies zepp/no-split --iterations 2");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("'zepp/no-split' is a one-layer variant; with --iterations or --layers give zepp --no-split"), std::string::npos) << r.err;
   r = run_zepp("simulate " + base + "--strategies zepp/bogus");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("or a variant: epic/zepp-placement"), std::string::npos) << r.err;
+}
+
+// A row name the program prints is a name --strategies takes back: `--strategies zepp/no-waves
+// --no-split` printed zepp/no-split/no-waves, which --strategies refused as unknown. Switches
+// combine in any order, run as the flags do, and are taken over --iterations too (they were
+// refused there as "one-layer variants").
+TEST(SimulateCli, EveryPrintedRowNameIsAcceptedBack) {
+  const std::string base = "--executor sim --model deepseek-v2-lite --nodes 2 --gpus-per-node 4 --size-mb 1 --optimum off ";
+  const auto flagged = simulate_json(base + "--strategies zepp/no-waves --no-split");
+  const std::string printed = flagged["strategies"][0]["name"];
+  EXPECT_EQ(printed, "zepp/no-split/no-waves");
+  const auto back = simulate_json(base + "--strategies " + printed + ",zepp/no-waves/no-split/no-merge");
+  EXPECT_EQ(back["strategies"][0]["name"], printed);
+  EXPECT_DOUBLE_EQ(back["strategies"][0]["latency_us"].get<double>(), flagged["strategies"][0]["latency_us"].get<double>());
+  EXPECT_EQ(back["strategies"][1]["name"], "zepp/no-split/no-merge/no-waves");  // printed in the flags' order
+  for (const char* bad : {"zepp/no-split/no-split", "zepp/no-split/", "a2av/no-split", "zepp-overlap/no-locality",
+                          "zepp+hot/eplb-placement"}) {
+    const auto r = run_zepp("simulate " + base + "--strategies " + bad);
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("--strategies: unknown strategy '" + std::string(bad) + "'"), std::string::npos) << r.err;
+  }
+  // Over iterations: zepp+swaps with a switch, by flag and by the name it prints.
+  const std::string serve = "simulate --trace " + shared_dir() + "/data/traces/deepseek-v2-lite-puffin --model deepseek-v2-lite "
+                            "--nodes 2 --iterations 2 --format json --strategies ";
+  if (!std::filesystem::exists(shared_dir() + "/data/traces/deepseek-v2-lite-puffin")) GTEST_SKIP() << "real traces absent";
+  const auto by_flag = run_zepp(serve + "zepp+swaps --no-split");
+  ASSERT_EQ(by_flag.status, 0) << by_flag.err;
+  const auto f = nlohmann::json::parse(by_flag.out);
+  EXPECT_EQ(f["systems"][0]["system"], "zepp+swaps/no-split");
+  const auto by_name = run_zepp(serve + "zepp+swaps/no-split");
+  ASSERT_EQ(by_name.status, 0) << by_name.err;
+  const auto n = nlohmann::json::parse(by_name.out);
+  EXPECT_EQ(n["systems"][0]["system"], "zepp+swaps/no-split");
+  EXPECT_EQ(n["systems"][0]["strategy"], "zepp+swaps");
+  EXPECT_DOUBLE_EQ(n["systems"][0]["total_latency_ms"].get<double>(), f["systems"][0]["total_latency_ms"].get<double>());
 }
 
 // A strategy whose placement does not fit the survivors is refused before anything runs, naming
