@@ -37,7 +37,7 @@ struct SimulateFlags {
   std::string planning = "model";
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false, no_waves = false;
-  bool round_order_always = false, no_local_first = false, roofline_placement = false;
+  bool round_order_always = false, no_local_first = false, roofline_placement = false, no_dispatch_chunks = false;
   ServeFlags serve;
   ModelFlags model;
   std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
@@ -69,7 +69,8 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   // " zepp+swaps" is not mistaken for another strategy.
   const auto names = strategy_list(f.strategies, "--strategies", true);
   const auto named = [&](auto pred) { return std::any_of(names.begin(), names.end(), pred); };
-  require_mode(cmd, {"--no-split", "--no-merge", "--no-overlap", "--no-waves", "--round-order-always", "--no-local-first"},
+  require_mode(cmd, {"--no-split", "--no-merge", "--no-overlap", "--no-waves", "--round-order-always", "--no-local-first",
+                     "--no-dispatch-chunks"},
                named([](const std::string& n) { return takes_zepp_ablations(n); }),
                "a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)");
   require_mode(cmd, {"--no-locality"},
@@ -112,6 +113,7 @@ void run(const SimulateFlags& f) {
   opt.waves = !f.no_waves;
   opt.round_order_rule = !f.round_order_always;
   opt.local_first = !f.no_local_first;
+  opt.dispatch_chunks = !f.no_dispatch_chunks;
   opt.roofline_placement = f.roofline_placement;
   require(f.planning == "model" || f.planning == "free", "--planning", "expected model or free, got '" + f.planning + "'");
   opt.planning = f.planning == "model" ? PlanningMode::Model : PlanningMode::Free;
@@ -291,6 +293,9 @@ void add_simulate(CLI::App& app) {
                 "priority only)");
   cmd->add_flag("--no-local-first", f->no_local_first,
                 "Zepp ablation: own-node rows wait in delivery order instead of computing while dispatch runs");
+  cmd->add_flag("--no-dispatch-chunks", f->no_dispatch_chunks,
+                "Zepp ablation: one RDMA put per NIC and peer per node pair instead of dispatch in chunks ordered by "
+                "the destination's GEMMs");
   cmd->add_flag("--roofline-placement", f->roofline_placement,
                 "Zepp experiment (issue 24; off by default, it lost on held-out data): placement weighs replicas by "
                 "expected roofline time at the batch instead of tokens (docs/baselines/epic.md)");

@@ -126,6 +126,7 @@ PlanOptions zepp_plan_options(const StrategyOptions& opt) {
                    /*pre_reduce=*/true, /*split_if_it_pays=*/true};
   plan.combine_waves = opt.waves ? kZeppCombineWaves : 1;
   plan.combine_after_dispatch = opt.waves;  // waves sent early would take the NIC from dispatch
+  plan.dispatch_chunks = opt.dispatch_chunks ? kZeppDispatchChunks : 1;
   plan.round_order = !opt.round_order_rule;  // the rule: order by priorities only (rounds.cpp)
   plan.local_first = opt.local_first;
   return plan;

@@ -44,6 +44,9 @@ struct StrategyOptions {
   // rule and its measurements); own-node rows computed first while the GPU would wait for
   // dispatch (plan/builder.cpp, local_first_slots).
   bool waves = true, round_order_rule = true, local_first = true;
+  // Zepp's dispatch in chunks ordered by the destination's GEMMs (plan/dispatch_chunks.cpp;
+  // `zepp/no-dispatch-chunks` is its ablation: one put per NIC and peer per node pair).
+  bool dispatch_chunks = true;
   // zepp+swaps: iterations a swap's saving is summed over before it is weighed against the
   // unhidden part of its weight transfer (swap/swap.hpp, SwapCosts::horizon).
   int swap_horizon = kDefaultSwapHorizon;
@@ -200,6 +203,11 @@ inline Placement zepp_placement(const StrategyInput& in) {
 // to 2% faster than 16 (issue 24, measured in one build; docs/drift.md, "The swap rule,
 // checked on the timeline").
 inline constexpr int kZeppCombineWaves = 16;
+
+// Most chunks of one inter-node dispatch flow when opt.dispatch_chunks (PlanOptions::
+// dispatch_chunks; plan/dispatch_chunks.cpp chooses each flow's count by its rule, this only
+// caps it): the same cap, for the same reason, as kZeppCombineWaves.
+inline constexpr int kZeppDispatchChunks = 16;
 
 // Zepp's plan options (§4.2 and its stages) from the strategy options: the one source for
 // `zepp`, `zepp+swaps` and `zepp-overlap`.

@@ -23,6 +23,8 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   require(options.nic_slack >= 0 && std::isfinite(options.nic_slack), "options.nic_slack", "must be finite and >= 0");
   require(options.combine_waves >= 1 && options.combine_waves <= 64, "options.combine_waves",
           "must be in [1, 64], got " + std::to_string(options.combine_waves));
+  require(options.dispatch_chunks >= 1 && options.dispatch_chunks <= 64, "options.dispatch_chunks",
+          "must be in [1, 64], got " + std::to_string(options.dispatch_chunks));
   placement.validate("placement");
   require(placement.num_gpus == topo.num_gpus(), "placement",
           "has " + str(placement.num_gpus) + " GPUs, topology has " + str(topo.num_gpus()));
@@ -98,7 +100,8 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   const size_t W = size_t(options.combine_waves);
   direct_.assign(2 * size_t(plan_.num_gpus) * G_ * W, -1);
   gather_.assign(size_t(plan_.num_gpus) * G_ * W, -1);
-  flow_.assign(3 * size_t(G_) * G_ * W, -1);
+  W_ = std::max(options.combine_waves, options.dispatch_chunks);
+  flow_.assign(3 * size_t(G_) * G_ * size_t(W_), -1);
   flow_rows_.assign(flow_.size(), 0);
   flow_pairs_.assign(flow_.size(), 0);
   final_of_own_.assign(plan_.num_gpus, -1);
@@ -276,7 +279,7 @@ std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) 
   return chosen;
 }
 
-void Builder::add_compute_groups() {
+void Builder::plan_compute_groups() {
   // With overlap a slot's pairs are split by source node, in delivery order (source nodes
   // n+1, ..., n+N-1 arrive in rounds 1..N-1, own node last), which is also the combine return
   // order. A group smaller than the roofline ridge (tokens at which FLOP time equals the weight
@@ -285,14 +288,17 @@ void Builder::add_compute_groups() {
   // overlap one group per slot. Pairs are visited in ascending order, so lists stay sorted.
   const int S = placement_.num_slots();
   const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
-  std::vector<int64_t> count(size_t(S) * N_, 0);  // [slot][source node] pairs
+  std::vector<int64_t>& count = slot_count_;
+  count.assign(size_t(S) * N_, 0);  // [slot][source node] pairs
   const int64_t T = batch_.num_tokens();
   for (int64_t t = 0; t < T; ++t) {
     const int n = node_of(src_gpu_of_token_[t]);
     for (int64_t p = t * K_; p < (t + 1) * K_; ++p) ++count[size_t(routing_.slot_of_pair[p]) * N_ + n];
   }
-  std::vector<int32_t> group_of(size_t(S) * N_, 0);  // [slot][source node] -> group number
-  std::vector<int32_t> rank_of_group(size_t(S) * N_, 0);  // [slot][group] -> delivery rank of its last node
+  std::vector<int32_t>& group_of = group_of_;
+  group_of.assign(size_t(S) * N_, 0);  // [slot][source node] -> group number
+  std::vector<int32_t>& rank_of_group = rank_of_group_;
+  rank_of_group.assign(size_t(S) * N_, 0);  // [slot][group] -> delivery rank of its last node
   const std::vector<char> local_first = opt_.overlap && opt_.local_first ? local_first_slots(count)
                                                                          : std::vector<char>(S, 0);
   if (opt_.overlap) {
@@ -320,6 +326,13 @@ void Builder::add_compute_groups() {
       if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = N_;
     }
   }
+}
+
+void Builder::add_compute_groups() {
+  const int S = placement_.num_slots();
+  const std::vector<int64_t>& count = slot_count_;
+  const std::vector<int32_t>& group_of = group_of_;
+  const std::vector<int32_t>& rank_of_group = rank_of_group_;
   std::vector<int64_t> group_pairs(size_t(S) * N_, 0);  // [slot][group] -> pairs
   for (size_t i = 0; i < count.size(); ++i) group_pairs[i / N_ * N_ + group_of[i]] += count[i];
   std::vector<int32_t> task_of(size_t(S) * N_, -1);  // [slot][group] -> Compute task
@@ -461,6 +474,7 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::
                         Arrays& memory) {
   add_weight_moves(weight_moves);
   add_multicasts(multicasts);
+  plan_compute_groups();
   add_dispatch();
   add_compute_groups();
   if (opt_.combine_waves > 1) estimate_compute_finish();

@@ -21,7 +21,8 @@ struct FlowRow {
   int32_t token;     // below 2^31 (Builder checks)
   int32_t src_gpu;   // GPU holding the row
   int32_t dep;       // task that must finish before the row can leave (-1: none)
-  int32_t wave;      // combine: completion wave (combine.cpp); dispatch rows: 0
+  int32_t wave;      // combine: completion wave (combine.cpp); dispatch rows: 0 (their chunk
+                     // is chosen in route_flow, dispatch_chunks.cpp)
   uint32_t pair_begin;  // combine rows: the pairs the row sums
   uint32_t tgt_begin;   // GPUs of the destination node that need the row
 };
@@ -115,6 +116,12 @@ struct Arrays {
   std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
   std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
   std::vector<int> node_waves_;            // [N] combine waves of the node (PlanOptions::combine_waves)
+  // Compute groups, planned before dispatch (plan_compute_groups) so that dispatch can order its
+  // chunks by them: [slot][source node] pairs, [slot][source node] -> group, [slot][group] ->
+  // delivery rank of the group (its priority).
+  std::vector<int64_t> slot_count_;
+  std::vector<int32_t> group_of_, rank_of_group_;
+  std::vector<int32_t> chunk_of_row_, chunk_of_slot_;  // dispatch_chunks.cpp, per flow
   CommPlan::Array spare_deps_;  // finalize_deps' new dep_index; the old one is kept for the next build
 };
 
@@ -148,6 +155,9 @@ class Builder : private Arrays {
   void add_multicasts(const std::vector<MulticastMove>& moves);  // multicast.cpp's tasks
   // shared_expert_window: each GPU's SharedExpert task, which its dispatch and GEMMs wait for.
   void add_shared_experts();
+  // The compute groups' pairs per (slot, source node), groups and ranks (slot_count_, group_of_,
+  // rank_of_group_); add_compute_groups makes their tasks.
+  void plan_compute_groups();
   void add_compute_groups();
   // Slots whose own-node rows form a group of their own, computed first (builder.cpp states the
   // rule). count: [slot][source node] pairs.
@@ -172,6 +182,13 @@ class Builder : private Arrays {
   // the task that delivers each row to each target (valid until the next call). Dispatch also
   // sets deliver_ and receiver_ of the flow's pairs.
   const std::vector<int32_t>& route_flow(Phase phase, int src_node, int dst_node, const Flow& flow);
+  // dispatch_chunks.cpp: the chunk of each row of dispatch flow src_node -> dst_node into
+  // chunk_of_row_ (aligned with flow.rows); busiest_rows: the most rows one NIC carries in the
+  // flow after the split. Returns the flow's chunk count (1: no chunks, all rows 0).
+  int assign_dispatch_chunks(int src_node, int dst_node, const Flow& flow, int64_t busiest_rows);
+  // dispatch_chunks.cpp: chunk k's relay and put of each (sender, receiver) of the flow route_flow
+  // just routed wait for the end of chunk k-1's (the chunks leave one after another).
+  void chain_dispatch_chunks();
   int64_t transfer_priority(Phase phase, int round, int lane) const;
 
   const RoutingBatch& batch_;
@@ -180,13 +197,14 @@ class Builder : private Arrays {
   const Topology& topo_;
   const PlanOptions& opt_;
   int N_, G_, K_;
+  int W_ = 1;  // waves a flow table holds: max(combine_waves, dispatch_chunks)
   std::vector<int32_t> node_of_gpu_, local_of_gpu_;  // [num_gpus]
   CommPlan plan_;
   int gather_node_ = -1;  // gather_'s source node (builder.hpp, Arrays)
   // [hop (relay 0, put 1, forward 2)][local index of src][local index of dst][wave]
   size_t flow_cell(Hop hop, int src, int dst, int wave) const {
     const size_t h = hop == Hop::Relay ? 0 : hop == Hop::Put ? 1 : 2;
-    return ((h * G_ + local_of(src)) * G_ + local_of(dst)) * size_t(opt_.combine_waves) + wave;
+    return ((h * G_ + local_of(src)) * G_ + local_of(dst)) * size_t(W_) + wave;
   }
   Staged& staged(int32_t task) {
     if (size_t(task) >= staged_.size()) staged_.resize(plan_.tasks.size());

@@ -175,6 +175,11 @@ struct PlanOptions {
                           // GEMMs one GPU of d runs) waves, so a wave spans about one GEMM of
                           // its busiest GPU; 1: one pre-reduction per (GPU, destination node).
                           // In [1, 64].
+  int dispatch_chunks = 1;  // with overlap: each inter-node dispatch flow is cut into chunks sent
+                            // one after another on each NIC, ordered by the GEMMs that need
+                            // them on the destination (plan/dispatch_chunks.cpp): at most this
+                            // many per flow, fewer where the rule there says so; 1: one put per
+                            // (NIC, peer) per flow. In [1, 64].
   bool combine_after_dispatch = false;  // every inter-node combine transfer a GPU sends waits for
                                         // the inter-node dispatch transfers it sends
                                         // (combine_after_dispatch below)

@@ -18,6 +18,20 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
 
   SplitMatrix x = plan_split(flow.volumes, opt_, topo_, plan_.token_bytes);  // eq. (2)/(3), split.hpp
 
+  // Dispatch chunks (dispatch_chunks.cpp): cut after the split, from the NIC that carries most.
+  int chunks = 1;
+  if (phase == Phase::Dispatch && opt_.dispatch_chunks > 1) {
+    int64_t busiest = 0;
+    for (int j = 0; j < G_; ++j) {
+      int64_t carried = 0;
+      for (int i = 0; i < G_; ++i) carried += x[size_t(i) * G_ + j];
+      busiest = std::max(busiest, carried);
+    }
+    chunks = assign_dispatch_chunks(src_node, dst_node, flow, busiest);
+  }
+  // A row's wave: its completion wave (combine) or its chunk (dispatch; 0 without chunks).
+  auto wave_of_row = [&](size_t r) { return chunks > 1 ? chunk_of_row_[r] : flow.rows[r].wave; };
+
   // Rows of GPU i fill its own NIC first, then the NICs it relays to, in ascending order:
   // the c-th NIC of GPU i is i for c = 0, else the (c-1)-th of the others.
   std::vector<int> cursor(G_, 0);
@@ -42,14 +56,15 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
     const FlowRow& row = flow.rows[r];
     const uint32_t n_pairs = flow.pair_end(r) - row.pair_begin;
     const int nic = nic_of_row[r] = src_node * G_ + take_nic(local_of(row.src_gpu));
-    if (nic != row.src_gpu) count(Hop::Relay, row.src_gpu, nic, row.wave, n_pairs);
+    const int wave = wave_of_row(r);
+    if (nic != row.src_gpu) count(Hop::Relay, row.src_gpu, nic, wave, n_pairs);
     // Merged rows go to the peer GPU and are forwarded (lines 7-11, 25); per-pair combine rows
     // (no merge, or no pre-reduction) go straight to the token's GPU.
     if (!via_peer && flow.tgt_end(r) - row.tgt_begin != 1) throw std::logic_error("route_flow: unmerged row with several targets");
     const int recv = via_peer ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
-    count(Hop::Put, nic, recv, row.wave, n_pairs);
+    count(Hop::Put, nic, recv, wave, n_pairs);
     for (uint32_t q = row.tgt_begin; q < flow.tgt_end(r); ++q)
-      if (flow.targets[q] != recv) count(Hop::Forward, recv, flow.targets[q], row.wave, n_pairs);
+      if (flow.targets[q] != recv) count(Hop::Forward, recv, flow.targets[q], wave, n_pairs);
   }
 
   // Pass 2: the transfers, coalesced per (hop, sender, receiver, wave), and their rows.
@@ -73,15 +88,16 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
     const int32_t* pairs = with_pairs ? flow.pairs.data() + row.pair_begin : nullptr;
     const size_t n_pairs = flow.pair_end(r) - row.pair_begin;
     const int nic = nic_of_row[r];
+    const int wave = wave_of_row(r);
     int32_t ready = row.dep;
     if (nic != row.src_gpu) {
-      const int32_t relay = transfer_of(Hop::Relay, row.src_gpu, nic, prio, row.wave);
+      const int32_t relay = transfer_of(Hop::Relay, row.src_gpu, nic, prio, wave);
       add_row(relay, row.token, pairs, n_pairs);
       add_dep(relay, row.dep);
       ready = relay;
     }
     const int recv = via_peer ? dst_node * G_ + local_of(nic) : flow.targets[row.tgt_begin];
-    const int32_t put = transfer_of(Hop::Put, nic, recv, prio, row.wave);
+    const int32_t put = transfer_of(Hop::Put, nic, recv, prio, wave);
     add_row(put, row.token, pairs, n_pairs);
     add_dep(put, ready);
     for (uint32_t q = row.tgt_begin; q < flow.tgt_end(r); ++q) {
@@ -91,7 +107,7 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
         continue;
       }
       const int lane = wrap_lane(local_of(h) - local_of(recv) + lane_shift);  // line 10
-      const int32_t fwd = transfer_of(Hop::Forward, recv, h, transfer_priority(phase, round, lane), row.wave);
+      const int32_t fwd = transfer_of(Hop::Forward, recv, h, transfer_priority(phase, round, lane), wave);
       add_row(fwd, row.token, pairs, n_pairs);
       add_dep(fwd, put);
       delivered[q] = fwd;
@@ -108,6 +124,7 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
       }
     }
   }
+  if (chunks > 1) chain_dispatch_chunks();
   return delivered;
 }
 

@@ -56,6 +56,7 @@ inline RandomCase random_case(int max_nodes = 3, int max_gpus = 3, int max_token
   c.options.nic_slack = *rc::gen::element(0.0, 0.5);
   c.options.combine_waves = *rc::gen::element(1, 1, 2, 4, 16);
   c.options.combine_after_dispatch = *rc::gen::arbitrary<bool>();
+  c.options.dispatch_chunks = *rc::gen::element(1, 1, 2, 16);
   if (gpus > 1)
     for (int s = 0; s < gpus * slots; ++s)
       if (*rc::gen::inRange(0, 4) == 0) {
