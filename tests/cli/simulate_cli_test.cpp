@@ -111,11 +111,13 @@ TEST(SimulateCli, EveryZeppRowNamesEveryAblationItRan) {
   // printed under plain names although their latency changed; zepp-overlap routes home, so it
   // takes no /no-locality.
   const auto j = simulate_json("--executor estimate --strategies zepp,zepp-overlap,zepp+swaps --no-merge --no-waves "
-                               "--round-order-always --no-local-first --no-locality");
+                               "--round-order-always --no-local-first --no-locality --no-dispatch-chunks");
   ASSERT_EQ(j["strategies"].size(), 3u);
-  EXPECT_EQ(j["strategies"][0]["name"], "zepp/no-merge/no-locality/no-waves/round-order-always/no-local-first");
-  EXPECT_EQ(j["strategies"][1]["name"], "zepp-overlap/no-merge/no-waves/round-order-always/no-local-first");
-  EXPECT_EQ(j["strategies"][2]["name"], "zepp+swaps/no-merge/no-locality/no-waves/round-order-always/no-local-first");
+  EXPECT_EQ(j["strategies"][0]["name"],
+            "zepp/no-merge/no-locality/no-waves/round-order-always/no-local-first/no-dispatch-chunks");
+  EXPECT_EQ(j["strategies"][1]["name"], "zepp-overlap/no-merge/no-waves/round-order-always/no-local-first/no-dispatch-chunks");
+  EXPECT_EQ(j["strategies"][2]["name"],
+            "zepp+swaps/no-merge/no-locality/no-waves/round-order-always/no-local-first/no-dispatch-chunks");
 }
 
 // The variant names the sweeps and tables print run beside their base on one layer, each equal
