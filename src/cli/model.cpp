@@ -73,7 +73,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   for (const StrategyRun& run : runs) check_strategy_fits(run.strategy, model, topo, run.opt);  // naming the flags
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
-  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
+  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, parse_layers(f.layers));
   check_trace_matches_model(trace, model);
 
   model::MoeRunOptions run;

@@ -171,7 +171,7 @@ bool trace_warnings = true;
 
 void silence_trace_warnings() { trace_warnings = false; }
 
-Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model) {
+Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model, std::vector<int> layers) {
   std::map<int, std::string> layer_source;
   Trace t = read_trace_located(path, layer_source, ReadOptions{skip_invalid});
   if (model) check_trace_layers(t, layer_source, *model);
@@ -186,7 +186,10 @@ Trace read_trace_warning(const std::string& path, bool skip_invalid, const Model
                  t.skipped_invalid.size());
     for (const auto& e : t.skipped_invalid) std::fprintf(stderr, "  %s\n", e.c_str());
   }
-  for (const std::string& w : trace_oddities(t)) std::fprintf(stderr, "zepp: warning: %s\n", w.c_str());
+  const std::vector<int> present = t.layer_ids();
+  for (int& l : layers)
+    if (l < 0 && !present.empty()) l = present.front();
+  for (const std::string& w : trace_oddities(t, 0.5, layers)) std::fprintf(stderr, "zepp: warning: %s\n", w.c_str());
   if (!t.repeated_runs.empty()) {
     std::fprintf(stderr, "zepp: note: %s: %zu request(s) recorded more than once; each run is read as its own request:\n",
                  path.c_str(), t.repeated_runs.size());
@@ -229,12 +232,12 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
   r.topo = f.cluster();
   check_cost(f, r.model, r.topo);
   if (!f.trace_path.empty()) {
-    r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid, &r.model));
+    r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid, &r.model, {f.workload.layer}));
     check_trace_matches_model(*r.trace, r.model);
   }
   if (!f.history_path.empty()) {
     require(!f.trace_path.empty(), "--history", "needs --trace (the evaluation trace) beside it");
-    r.history = std::make_unique<Trace>(read_trace_warning(f.history_path, f.skip_invalid, &r.model));
+    r.history = std::make_unique<Trace>(read_trace_warning(f.history_path, f.skip_invalid, &r.model, {f.workload.layer}));
     check_trace_matches_model(*r.history, r.model);
   }
   try {

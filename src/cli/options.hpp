@@ -95,9 +95,12 @@ bool packs_with_zepp(const std::vector<std::string>& strategies);
 std::string non_negative(const std::string& value);
 
 // read_trace, then a warning on stderr listing the files skipped (empty, or invalid with
-// --skip-invalid) and the requests a log recorded more than once.
+// --skip-invalid) and the requests a log recorded more than once, and what the layers the run
+// uses hold that skews its figures (trace_oddities): `layers` empty = every layer, -1 = the
+// trace's first layer (--layer's default). A layer the run never reads is not warned about.
 // Also rejects layer ids beyond `model`'s layer count when given (trace/layer_check.hpp).
-Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model = nullptr);
+Trace read_trace_warning(const std::string& path, bool skip_invalid, const ModelShape* model = nullptr,
+                         std::vector<int> layers = {});
 
 // The workload's builders (build_workload, DriftWorkload) name option fields ("dataset: ..."); the
 // user typed flags: rethrows `e` under the flag's name ("--dataset: ...") for size_mb,

@@ -119,10 +119,11 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   for (const StrategyRun& run : runs) check_strategy_fits(run.strategy, model, topo, run.opt);
   require(w.history_path.empty() || s.drift == "none", "--history",
           "combines with --drift none only (the drift modes take each dataset's history from --trace)");
-  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid);
+  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, {w.workload.layer});
   // --history: the placement from one source, the served stream from another.
   const std::optional<Trace> history =
-      w.history_path.empty() ? std::nullopt : std::optional<Trace>(read_trace_warning(w.history_path, w.skip_invalid));
+      w.history_path.empty() ? std::nullopt
+                             : std::optional<Trace>(read_trace_warning(w.history_path, w.skip_invalid, nullptr, {w.workload.layer}));
   DriftOptions d;
   d.layer = w.workload.layer;
   d.size_mb = w.workload.size_mb;

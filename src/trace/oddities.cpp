@@ -8,7 +8,7 @@
 
 namespace zepp {
 
-std::vector<std::string> trace_oddities(const Trace& trace, double dominant_share) {
+std::vector<std::string> trace_oddities(const Trace& trace, double dominant_share, const std::vector<int>& layers) {
   std::vector<std::string> out;
   // The most frequent top-k selection (as a set of experts) per layer.
   int worst_layer = -1, over = 0;
@@ -16,6 +16,7 @@ std::vector<std::string> trace_oddities(const Trace& trace, double dominant_shar
   int64_t worst_tokens = 0;
   std::vector<int32_t> worst_tuple;
   for (const auto& [id, L] : trace.layers) {
+    if (!layers.empty() && std::find(layers.begin(), layers.end(), id) == layers.end()) continue;  // not used
     const int64_t T = L.num_tokens();
     if (T < 100 || L.top_k < 1) continue;
     // Selections keyed by a hash of the sorted ids (a collision can only merge two rare ones).

@@ -13,6 +13,7 @@ namespace zepp {
 // One line per finding, each with its figure and how zepp reads it; empty when there is none.
 // A selection is flagged when it is more than `dominant_share` of a layer's tokens (layers with
 // at least 100 tokens; the layer with the largest share is named, with how many layers are over).
-std::vector<std::string> trace_oddities(const Trace& trace, double dominant_share = 0.5);
+// `layers`: the layers a run uses, the only ones looked at (empty: every layer).
+std::vector<std::string> trace_oddities(const Trace& trace, double dominant_share = 0.5, const std::vector<int>& layers = {});
 
 }  // namespace zepp

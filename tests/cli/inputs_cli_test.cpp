@@ -34,5 +34,23 @@ TEST(Iterations, HistoryFromAnotherTrace) {
   EXPECT_NE(drift.err.find("--history: combines with --drift none only"), std::string::npos) << drift.err;
 }
 
+// Llama-4's layer 45 is one selection for all its tokens; every run warned about it, even one
+// simulating layer 1 alone. The warning is about the layers a run uses.
+TEST(TraceWarnings, OnlyAboutTheLayersTheRunUses) {
+  const std::string mmlu = shared_dir() + "/data/traces/llama4-maverick-mmlu";
+  if (!std::filesystem::exists(mmlu)) GTEST_SKIP() << mmlu << " is absent";
+  const std::string base = "simulate --trace " + mmlu + " --model llama4-maverick --strategies a2av --executor estimate --size-mb 0.25 ";
+  const auto first = run_zepp(base);  // layer 1, the trace's first
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_EQ(first.err.find("layer 45"), std::string::npos) << first.err;
+  const auto l45 = run_zepp(base + "--layer 45");
+  ASSERT_EQ(l45.status, 0) << l45.err;
+  EXPECT_NE(l45.err.find("zepp: warning: " + mmlu + ": one top-k selection, experts (40), makes up 100% of the 34517 tokens of layer 45"),
+            std::string::npos) << l45.err;
+  const auto listed = run_zepp(base + "--layers 1,3 --format json");
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_EQ(listed.err.find("layer 45"), std::string::npos) << listed.err;
+}
+
 }  // namespace
 }  // namespace zepp::testing
