@@ -26,6 +26,7 @@ namespace {
 struct TraceFile {
   std::string path;  // as opened, for messages
   std::string rel;   // relative to the given folder (or the file name), for request names
+  std::string unreadable;  // why it cannot be read as a file (a broken link, a FIFO), or ""
 };
 
 // Natural order: runs of digits compare as numbers ("prompt_2" before "prompt_10"), other
@@ -83,13 +84,14 @@ void walk(const fs::path& root, const fs::path& dir, std::vector<std::pair<uint6
     if (fs::is_directory(p, ec)) {  // follows links
       walk(root, p, above, seen, files);
     } else if (ext == ".json" || ext == ".jsonl" || ext == ".csv") {
-      // A trace file that cannot be read is lost data: refused, not skipped.
+      // A trace file that cannot be read is lost data: refused when read (read_trace_located),
+      // or skipped and listed with --skip-invalid like a malformed one.
+      std::string unreadable;
       if (fs::is_symlink(p, ec) && !fs::exists(p, ec))
-        throw InputError(p.string() + ": expected a trace file, got a broken symbolic link (to " +
-                         fs::read_symlink(p, ec).string() + ")");
-      if (const std::string kind = not_regular_kind(p.string()); !kind.empty())
-        throw InputError(p.string() + ": expected a trace file, got " + kind);
-      files.push_back({p.string(), p.lexically_relative(root).generic_string()});
+        unreadable = p.string() + ": expected a trace file, got a broken symbolic link (to " + fs::read_symlink(p, ec).string() + ")";
+      else if (const std::string kind = not_regular_kind(p.string()); !kind.empty())
+        unreadable = p.string() + ": expected a trace file, got " + kind;
+      files.push_back({p.string(), p.lexically_relative(root).generic_string(), unreadable});
     }
   }
   above.pop_back();
@@ -204,20 +206,28 @@ Trace read_trace_located(const std::string& path, std::map<int, std::string>& la
   const std::map<std::string, std::string> datasets = load_dataset_names(files);
   // Sizes before reading (core/input_bounds.hpp): each file is read whole, the trace kept in memory.
   double total = 0;
-  for (const TraceFile& f : files) total += double(check_file_size(f.path));
+  for (const TraceFile& f : files)
+    if (f.unreadable.empty()) total += double(check_file_size(f.path));
   if (const double budget = memory_budget_bytes(); total > budget)
     throw InputError(fmt::format("{}: expected trace files that fit in memory, got {:.3g} GiB in {} file(s), more than the "
                                  "{:.3g} GiB this process can allocate", path, total / (1 << 30), files.size(), budget / (1 << 30)));
   for (const TraceFile& f : files) {
     simdjson::padded_string text;
-    if (auto error = simdjson::padded_string::load(f.path).get(text))
-      throw InputError(f.path + ": expected a readable file (" + simdjson::error_message(error) + ")");
-    const std::string_view view(text.data(), text.size());
-    if (blank(view)) {  // no tokens in it, nothing lost
-      trace.skipped_empty.push_back(f.path);
+    const auto checkpoint = builder.checkpoint();
+    try {
+      if (!f.unreadable.empty()) throw InputError(f.unreadable);
+      if (auto error = simdjson::padded_string::load(f.path).get(text))
+        throw InputError(f.path + ": expected a readable file (" + simdjson::error_message(error) + ")");
+      if (blank(std::string_view(text.data(), text.size()))) {  // no tokens in it, nothing lost
+        trace.skipped_empty.push_back(f.path);
+        continue;
+      }
+    } catch (const InputError& e) {
+      if (!options.skip_invalid) throw;
+      trace.skipped_invalid.push_back(e.what());
       continue;
     }
-    const auto checkpoint = builder.checkpoint();
+    const std::string_view view(text.data(), text.size());
     try {
       const Detected d = detect_format(f.path, view);
       if (trace.format.empty() || (options.skip_invalid && first_file.empty())) {

@@ -84,9 +84,10 @@ struct ReadOptions {
 // top-k varying within a layer, an expert id that is negative, not an integer, repeated within
 // a token or >= 2^31 - 1, a gate weight outside [0, 1] or not one per expert id, a token's gate
 // weights summing past 1 + kGateSumTolerance (core/gate.hpp), a negative or NaN load or count, a layer twice in one step or a load row twice, files of different formats, a layer
-// with no tokens in the whole trace, no MoE layer at all, nothing but empty files. With
-// options.skip_invalid a malformed file is skipped instead (its error kept in skipped_invalid)
-// as long as some file is readable.
+// with no tokens in the whole trace, no MoE layer at all, nothing but empty files, a trace file
+// that cannot be read (a broken symbolic link, a FIFO, no permission). With
+// options.skip_invalid a malformed or unreadable file is skipped instead (its error kept in
+// skipped_invalid) as long as some file is readable.
 Trace read_trace(const std::string& path, const ReadOptions& options = {});
 
 // Throws ArgumentError ("trace: ...", naming the trace and the model) when an expert id of

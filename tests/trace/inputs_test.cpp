@@ -56,6 +56,26 @@ TEST(TraceFolders, SymbolicLinksToFoldersAndFilesAreFollowed) {
   EXPECT_EQ(t.requests.size(), 2u);
 }
 
+// A broken link was an error even with skip_invalid: it is a file that cannot be read, skipped
+// and listed like a malformed one.
+TEST(TraceFolders, BrokenLinksAreSkippedWithSkipInvalidAndRefusedWithout) {
+  TempDir dir;
+  dir.write("1.jsonl", vllm_log(120, 0, 0));
+  const fs::path link = fs::path(dir.path()) / "2.jsonl";
+  fs::create_symlink(fs::path(dir.path()) / "gone.jsonl", link);
+  try {
+    read_trace(dir.path());
+    ADD_FAILURE() << "a broken link was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(link.string() + ": expected a trace file, got a broken symbolic link"), std::string::npos) << e.what();
+  }
+  const Trace t = read_trace(dir.path(), ReadOptions{true});
+  EXPECT_EQ(t.layers.at(0).num_tokens(), 120);
+  ASSERT_EQ(t.skipped_invalid.size(), 1u);
+  EXPECT_EQ(t.skipped_invalid[0].rfind(link.string() + ": expected a trace file, got a broken symbolic link (to ", 0), 0u)
+      << t.skipped_invalid[0];
+}
+
 TEST(TraceFolders, LinkLoopsAndFoldersReachedTwiceAreErrors) {
   TempDir dir;
   dir.write("a/1.jsonl", vllm_log(120, 0, 0));
