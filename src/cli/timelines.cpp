@@ -28,6 +28,7 @@ std::string file_label(std::string name) {
 void check_timeline_outputs(const std::string& file, const std::vector<std::string>& labels) {
   // FILE itself is never written, but naming a device or folder (--timeline /dev/null) is a
   // mistake: the files would land beside it as /dev/null-zepp.json.
+  check_file_name(file, "--timeline");  // DIR/ wrote DIR/-a2av.json
   const std::string kind = not_regular_kind(file);
   require(kind.empty(), "--timeline",
           file + " is " + kind + "; --timeline FILE writes FILE-<strategy>.json and FILE-<strategy>.svg, so name a file in a folder");

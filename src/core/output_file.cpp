@@ -26,8 +26,16 @@ std::string not_regular_kind(const std::string& path) {
   return "not a regular file";
 }
 
-void check_output_file(const std::string& path, const std::string& flag) {
+void check_file_name(const std::string& path, const std::string& flag) {
   require(!path.empty(), flag, "expected a file name");
+  const std::string last = fs::path(path).filename().string();
+  require(path.back() != '/' && last != "." && last != "..", flag,
+          path + " names a folder (it ends in '" + (path.back() == '/' ? std::string("/") : last) +
+              "'); expected a file name, such as " + (path.back() == '/' ? path : path + "/") + "out");
+}
+
+void check_output_file(const std::string& path, const std::string& flag) {
+  check_file_name(path, flag);
   const std::string kind = not_regular_kind(path);
   require(kind.empty(), flag, path + " is " + kind + "; expected a regular file to write (or a new file name)");
   const fs::path dir = fs::path(path).parent_path();

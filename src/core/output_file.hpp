@@ -14,9 +14,14 @@ namespace zepp {
 std::string not_regular_kind(const std::string& path);
 
 // Refuses (ArgumentError "<flag>: <path> is a character device; expected a regular file ...")
-// a path that exists and is not a regular file, and a path whose folder exists but is not a
-// folder. Missing folders are fine (the writers create them).
+// a path that exists and is not a regular file, a path that names a folder by its form (ending
+// in '/', or in "." or ".."), and a path whose folder exists but is not a folder. Missing
+// folders are fine: every writer creates them (write_file_atomically, the timeline writers).
 void check_output_file(const std::string& path, const std::string& flag);
+
+// Refuses, naming `flag`, a path that ends in '/' or whose last part is "." or "..": it names a
+// folder, and a file written there would be "DIR/.json" or "DIR/-a2av.json".
+void check_file_name(const std::string& path, const std::string& flag);
 
 // Refuses a path that exists and is not a folder, or a missing one whose nearest existing
 // ancestor is not a folder (ArgumentError naming the flag).

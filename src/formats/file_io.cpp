@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/input_bounds.hpp"
+#include "core/output_file.hpp"
 
 namespace zepp::formats_detail {
 
@@ -24,11 +25,7 @@ std::string read_text(const std::string& path) {
 }
 
 void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(path + ": cannot open for writing (" + std::strerror(errno) + ")");
-  out << text;
-  out.close();
-  if (!out) throw InputError(path + ": write failed (" + std::strerror(errno) + ")");
+  write_file_atomically(path, text, "output file");  // the rules of every output (core/output_file.hpp)
 }
 
 namespace {

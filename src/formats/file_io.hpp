@@ -1,5 +1,7 @@
-// File access shared by the format readers and writers: every failure is an InputError naming the
-// file (and, for JSON syntax errors, the line).
+// File access shared by the format readers and writers: every read failure is an InputError
+// naming the file (and, for JSON syntax errors, the line); writes follow core/output_file.hpp
+// (ArgumentError "output file: ...": a folder, a device or a name ending in '/' refused, a missing
+// folder created, the file replaced atomically).
 #pragma once
 #include <string>
 #include <vector>

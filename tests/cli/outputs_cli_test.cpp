@@ -91,6 +91,31 @@ TEST(Outputs, DirectoryFifoAndFileRefusedWithoutStrayFiles) {
   EXPECT_TRUE(fs::is_empty(dir / "folder.csv"));
 }
 
+// One rule for output paths (core/output_file.hpp): `simulate --timeline` created a missing
+// folder where `place --output` failed after the work ("cannot open for writing"), and
+// `--timeline DIR/` wrote DIR/-a2av.json. A missing folder is created by both; a name ending in
+// '/' is refused by both before any work.
+TEST(Outputs, MissingFoldersAreCreatedAndFolderNamesRefusedByEveryWriter) {
+  const fs::path dir = scratch("paths");
+  const std::string load = shared_dir() + "/data/eplb/readme-example.json";
+  if (!fs::exists(load)) GTEST_SKIP() << load << " is absent";
+  const std::string place = "place --policy eplb --load " + load + " --output-format sglang --output ";
+  const std::string sim = "simulate --nodes 2 --gpus-per-node 2 --experts 8 --top-k 2 --strategies a2av --timeline ";
+  auto r = run_zepp(place + (dir / "new" / "placement.json").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(dir / "new" / "placement.json"));
+  r = run_zepp(sim + (dir / "new2" / "t.json").string());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(dir / "new2" / "t-a2av.json"));
+  for (const std::string& args : {place + (dir / "out").string() + "/", sim + (dir / "out").string() + "/"}) {
+    r = run_zepp(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find((dir / "out").string() + "/ names a folder (it ends in '/'); expected a file name"), std::string::npos)
+        << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "out")) << "a refused path was created";
+}
+
 // Inputs that are not regular files are refused at once: opening a FIFO with no writer blocked
 // `place --load`, `report --fig9` and the other readers; a broken link in a trace folder was
 // skipped without a word (its file's tokens lost); a --figures folder under a regular file
@@ -111,6 +136,13 @@ TEST(Inputs, FifoBrokenLinkAndFolderUnderAFileAreRefused) {
   r = run_zepp("simulate --trace " + (dir / "trace").string() + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("b.json: expected a trace file, got a broken symbolic link"), std::string::npos) << r.err;
+  // With --skip-invalid it is skipped and listed like a malformed file (it stopped the read).
+  r = run_zepp("simulate --trace " + (dir / "trace").string() + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2 "
+               "--strategies a2av --executor estimate --skip-invalid");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("skipped 1 invalid file(s) (--skip-invalid):\n  " + (dir / "trace" / "b.json").string() +
+                       ": expected a trace file, got a broken symbolic link"),
+            std::string::npos) << r.err;
 
   std::ofstream(dir / "repro.md") << "x";
   r = run_zepp("experiment report --fig9 " + std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv --allow-mixed-commits --out " +
