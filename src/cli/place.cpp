@@ -253,8 +253,9 @@ void run(const PlaceFlags& f) {
               "the problem");
   }
   const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
-  require(!rebalancing || f.policy == "zepp", "--previous",
-          "--previous, --failed-gpus and --failed-nodes need --policy zepp (got '" + f.policy + "')");
+  require(!rebalancing || f.policy == "zepp",
+          !f.previous_path.empty() ? "--previous" : !f.failed_gpus.empty() ? "--failed-gpus" : "--failed-nodes",
+          "rebalancing (--previous, --failed-gpus, --failed-nodes) needs --policy zepp (got '" + f.policy + "')");
   require(f.max_moved_mb < 0 || !f.previous_path.empty(), "--max-moved-mb", "needs --previous FILE");
   require(f.max_moved_mb < 0 || !f.model.empty(), "--max-moved-mb",
           "needs --model (the preset gives an expert's size in bytes)");

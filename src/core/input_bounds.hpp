@@ -23,6 +23,12 @@ constexpr size_t kMaxLineBytes = size_t(64) << 20;
 // ids; DeepSeek-V3 has 58 x 288. The C++ core counts slots and experts in 32 bits.
 constexpr size_t kMaxArrayValues = size_t(1) << 28;
 
+// One expert's load in a load file or load-only trace (tokens routed to it, or a share of
+// them): at most 1e15, about ten thousand times the tokens a large cluster serves in a day; a
+// larger value is a unit mistake or corruption. Every reader refuses it naming the file and
+// field (1e300 overflowed EPLB's float32 weights to "inf" while Zepp's rule took it).
+constexpr double kMaxLoad = 1e15;
+
 // Bytes of one file a reader loads whole: simdjson's largest document (4 GiB), about 190 times
 // the largest real trace file (22 MiB).
 constexpr uint64_t kMaxFileBytes = uint64_t(4) << 30;

@@ -114,6 +114,8 @@ struct ArrayWalk {
                          brief(v));
       double x = v.get<double>();
       if (x < 0) throw InputError(path + ": " + name + ": expected a value >= 0, got " + brief(v));
+      if (!integers && x > kMaxLoad)  // loads (weight, logical_count); ids are bounded by their readers
+        throw InputError(path + ": " + name + ": expected a load in [0, 1e15], got " + brief(v));
       out.values.push_back(x);
       return;
     }

@@ -24,8 +24,9 @@ struct NumberArray {
   std::vector<size_t> shape;
   std::vector<double> values;
 };
-// integers: every number must be integral (a JSON integer). InputError on a ragged array, a
-// non-number, a negative value, or a non-finite one.
+// integers: every number must be integral (a JSON integer); otherwise the numbers are loads, at
+// most kMaxLoad (core/input_bounds.hpp). InputError on a ragged array, a non-number, a negative
+// value, a non-finite one, or a load above the bound.
 NumberArray number_array(const nlohmann::json& v, bool integers, const std::string& path, const std::string& field);
 
 }  // namespace zepp::formats_detail

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/input_bounds.hpp"
 #include "trace/json_scan.hpp"
 #include "trace/json_util.hpp"
 #include "trace/readers.hpp"
@@ -79,8 +80,9 @@ void read_expert_count_json(const std::string& file, const padded_string& text, 
             given[expert] = true;
             ondemand::value count = e.value();
             row[expert] = json_number(count, at(count.raw_json_token().data()), "a count");
-            if (!std::isfinite(row[expert]) || row[expert] < 0)
-              fail(e_at, "expected a finite non-negative count for expert " + std::to_string(expert));
+            if (!std::isfinite(row[expert]) || row[expert] < 0 || row[expert] > kMaxLoad)
+              fail(e_at, "expected a count in [0, 1e15] for expert " + std::to_string(expert) + ", got " +
+                             std::string(count.raw_json_token()));
           }
           b.add_load_row(table, layer, std::move(row), layer_at);
           ++rows;

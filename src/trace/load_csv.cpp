@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/input_bounds.hpp"
 #include "trace/csv_rows.hpp"
 #include "trace/readers.hpp"
 #include "trace/text_parse.hpp"
@@ -35,8 +36,8 @@ void read_load_csv(const std::string& file, const simdjson::padded_string& text,
     std::vector<double> row(columns - 2);
     for (size_t e = 0; e < row.size(); ++e) {
       row[e] = parse_double(f[e + 2], at, "the load of Expert_" + std::to_string(e));
-      if (!std::isfinite(row[e]) || row[e] < 0)
-        fail(at, "expected a finite non-negative load for Expert_" + std::to_string(e) + ", got " + shown(f[e + 2]));
+      if (!std::isfinite(row[e]) || row[e] < 0 || row[e] > kMaxLoad)
+        fail(at, "expected a load in [0, 1e15] for Expert_" + std::to_string(e) + ", got " + shown(f[e + 2]));
     }
     b.add_load_row(dataset + "/" + std::string(trim(f[1])), int(layer), std::move(row), at);
     ++rows;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/input_bounds.hpp"
 #include "trace/json_util.hpp"
 #include "trace/readers.hpp"
 
@@ -16,7 +17,7 @@ using namespace simdjson;
 
 void read_sglang_stats_json(const std::string& file, const padded_string& text, const std::string& rel,
                             TraceBuilder& b) {
-  const SourcePos at{&file, -1, 0};
+  const SourcePos at{&file};  // DOM parsing keeps no offsets: messages name the field ("logical_count"[1][2])
   const std::string table = std::filesystem::path(rel).replace_extension().generic_string();
   thread_local dom::parser parser;
   dom::element doc;
@@ -58,9 +59,11 @@ void read_sglang_stats_json(const std::string& file, const padded_string& text, 
           else if (c.get(u) == SUCCESS) v = double(u);
           else fail(at, "expected a number in " + where + "[" + std::to_string(e) + "]");
         }
-        if (!std::isfinite(v) || v < 0)
-          fail(at, "expected a finite count >= 0 in " + where + "[" + std::to_string(e) + "]");
-        rows[l][e++] += v;
+        if (!std::isfinite(v) || v < 0 || v > kMaxLoad)
+          fail(at, "expected a count in [0, 1e15] in " + where + "[" + std::to_string(e) + "], got " + simdjson::minify(c));
+        if ((rows[l][e] += v) > kMaxLoad)
+          fail(at, "expected the counts of " + where + "[" + std::to_string(e) + "] summed over steps to stay within 1e15");
+        ++e;
       }
       ++l;
     }

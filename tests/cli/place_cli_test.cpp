@@ -67,6 +67,16 @@ TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(broken + ":1: expected valid JSON"), std::string::npos) << r.err;
 
+  // One rule for every policy: a load above 1e15 is refused naming the field (eplb said "is inf",
+  // its float32 overflowing, and zepp took it).
+  const std::string huge = write_file("place_huge.json",
+      R"({"weight": [[1e300, 2, 3, 4]], "num_replicas": 6, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
+  for (const char* policy : {"eplb", "zepp", "contiguous"}) {
+    r = run_zepp(std::string("place --policy ") + policy + " --load " + huge);
+    EXPECT_EQ(r.status, 2) << policy;
+    EXPECT_NE(r.err.find(huge + ": weight[0][0]: expected a load in [0, 1e15], got 1e+300"), std::string::npos) << r.err;
+  }
+
   const std::string indivisible = write_file("place_indivisible.json",
       R"({"weight": [[1, 2, 3]], "num_replicas": 5, "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
   r = run_zepp("place --policy eplb --load " + indivisible);
@@ -97,6 +107,10 @@ TEST(PlaceCli, FlagsOfAnotherPolicyAreRefused) {
     std::string args, says;
   };
   for (const Case& c : {Case{"--policy eplb --previous-format sglang", "--previous-format: describes --previous FILE"},
+                        // The flag given is named (it said --previous for --failed-nodes).
+                        Case{"--policy eplb --failed-nodes 1", "--failed-nodes: rebalancing (--previous, --failed-gpus, "
+                                                                "--failed-nodes) needs --policy zepp (got 'eplb')"},
+                        Case{"--policy contiguous --failed-gpus 1", "--failed-gpus: rebalancing"},
                         Case{"--policy zepp --groups 1", "--groups: only acts with --policy eplb"},
                         Case{"--policy contiguous --extra-slots 2", "--extra-slots: does not act with --policy contiguous"}}) {
     const auto r = run_zepp("place --load " + f + " " + c.args);
@@ -225,7 +239,7 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
   EXPECT_NE(both.err.find("--failed-gpus: GPU 13 is lost twice"), std::string::npos) << both.err;
   const auto eplb = run_zepp("place --policy eplb --load " + before + " --failed-gpus 1");
   EXPECT_EQ(eplb.status, 2);
-  EXPECT_NE(eplb.err.find("need --policy zepp"), std::string::npos) << eplb.err;
+  EXPECT_NE(eplb.err.find("--failed-gpus: rebalancing (--previous, --failed-gpus, --failed-nodes) needs --policy zepp"), std::string::npos) << eplb.err;
 }
 
 // The issue's churn case through the CLI: 256 experts, 288 slots on 32 GPUs of 4 nodes, every load
