@@ -74,6 +74,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, parse_layers(f.layers));
+  w.check_experts(trace);
   check_trace_matches_model(trace, model);
 
   model::MoeRunOptions run;

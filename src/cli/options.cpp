@@ -144,6 +144,19 @@ ModelShape WorkloadFlags::model_shape() const {
   return m;
 }
 
+void WorkloadFlags::check_experts(const Trace& trace) const {
+  if (!num_experts || !trace.has_tokens()) return;
+  int32_t top = -1;
+  for (const auto& [layer, lt] : trace.layers)
+    for (int32_t e : lt.expert_ids) top = std::max(top, e);
+  const int preset = model_preset(model).num_experts;
+  require(*num_experts <= top + 1, "--experts",
+          std::to_string(*num_experts) + " experts, but " + trace.path + " selects experts 0-" + std::to_string(top) +
+              " only: the other " + std::to_string(*num_experts - top - 1) +
+              " would be experts no token selects. Leave --experts out (" + model + " has " + std::to_string(preset) +
+              ") or give " + std::to_string(top + 1));
+}
+
 Topology WorkloadFlags::cluster() const {
   require(nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(nodes));
   Topology t = cluster_topology(topology, nodes);
@@ -233,11 +246,13 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
   check_cost(f, r.model, r.topo);
   if (!f.trace_path.empty()) {
     r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid, &r.model, {f.workload.layer}));
+    f.check_experts(*r.trace);
     check_trace_matches_model(*r.trace, r.model);
   }
   if (!f.history_path.empty()) {
     require(!f.trace_path.empty(), "--history", "needs --trace (the evaluation trace) beside it");
     r.history = std::make_unique<Trace>(read_trace_warning(f.history_path, f.skip_invalid, &r.model, {f.workload.layer}));
+    f.check_experts(*r.history);
     check_trace_matches_model(*r.history, r.model);
   }
   try {

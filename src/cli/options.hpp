@@ -38,6 +38,11 @@ struct WorkloadFlags {
   // Preset plus overrides; ArgumentError naming the flag on bad values.
   ModelShape model_shape() const;
   Topology cluster() const;
+  // --experts beside a token-level trace: refused (ArgumentError naming the flag and the experts
+  // the trace selects) when above the experts the trace selects, whose extra experts no token
+  // would select (idle slots that only skew the placement). A load-only trace's columns are its
+  // expert count (check_trace_matches_model).
+  void check_experts(const Trace& trace) const;
 };
 
 // What the flags resolve to: the model, the cluster, the trace (if any) and the workload.

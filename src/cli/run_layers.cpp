@@ -65,6 +65,7 @@ int run_layers(const WorkloadFlags& w, const std::string& layers, const std::vec
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, parse_layers(layers));
+  w.check_experts(trace);
   check_trace_matches_model(trace, model);
   const std::vector<int> ids = model::selected_layers(trace, parse_layers(layers));  // as zepp simulate --layers
   require(trace.has_tokens(), "--trace", "--layers under MPI needs per-token selections (not a load-only trace)");

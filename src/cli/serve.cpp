@@ -124,6 +124,8 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   const std::optional<Trace> history =
       w.history_path.empty() ? std::nullopt
                              : std::optional<Trace>(read_trace_warning(w.history_path, w.skip_invalid, nullptr, {w.workload.layer}));
+  w.check_experts(trace);
+  if (history) w.check_experts(*history);
   DriftOptions d;
   d.layer = w.workload.layer;
   d.size_mb = w.workload.size_mb;

@@ -178,6 +178,22 @@ TEST(SimulateCli, EveryPrintedRowNameIsAcceptedBack) {
   EXPECT_DOUBLE_EQ(n["systems"][0]["total_latency_ms"].get<double>(), f["systems"][0]["total_latency_ms"].get<double>());
 }
 
+// --experts 16 on the 8-expert Mixtral trace added 8 experts no token selects; refused naming the
+// flag and the trace's experts, over one layer, --layers and --iterations alike.
+TEST(SimulateCli, ExpertsBeyondWhatTheTraceSelectsAreRefused) {
+  const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
+  const std::string base = "simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --strategies a2av --executor estimate ";
+  for (const std::string mode : {"", "--layers 0-1", "--iterations 2 --executor sim"}) {
+    const auto r = run_zepp(base + "--experts 16 " + mode);
+    EXPECT_EQ(r.status, 2) << mode;
+    EXPECT_NE(r.err.find("--experts: 16 experts, but " + trace + " selects experts 0-7 only: the other 8 would be experts no "
+                         "token selects. Leave --experts out (mixtral-8x7b has 8) or give 8"),
+              std::string::npos) << mode << ": " << r.err;
+  }
+  EXPECT_EQ(run_zepp(base + "--experts 8").status, 0);
+}
+
 // A strategy whose placement does not fit the survivors is refused before anything runs, naming
 // --failed-nodes and the strategy (it said only "num_experts: 64 is not a positive multiple of
 // the 12 GPUs").
