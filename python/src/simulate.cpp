@@ -23,7 +23,7 @@ std::optional<T> optional_field(const pb::dict& s, const char* key) {
 }
 
 // settings: every keyword of zepp.simulate (python/zepp/_simulate.py checks their types).
-std::string simulate(const pb::dict& s) {
+std::string simulate_settings(const pb::dict& s) {
   cli::WorkloadFlags w;
   w.trace_path = s["trace"].cast<std::string>();
   w.history_path = s["history"].cast<std::string>();
@@ -129,6 +129,22 @@ std::string simulate(const pb::dict& s) {
     outcomes.back().name = run.label;  // "zepp/no-split", as the CLI names rows
   }
   return summary_json(r.workload, r.model, r.topo, executor, outcomes, opt.planning).dump();
+}
+
+// The checks shared with `zepp simulate` name its flags ("--layer: layer 99 is not in ..."): a
+// Python caller is told the keyword ("layer: ..."), --experts being num_experts.
+std::string simulate(const pb::dict& s) {
+  try {
+    return simulate_settings(s);
+  } catch (const ArgumentError& e) {
+    const std::string what = e.what();
+    const size_t colon = what.find(':');
+    if (what.rfind("--", 0) != 0 || colon == std::string::npos || what.find(' ') < colon) throw;
+    std::string key = what.substr(2, colon - 2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (key == "experts") key = "num_experts";
+    throw ArgumentError(key + what.substr(colon));
+  }
 }
 
 }  // namespace

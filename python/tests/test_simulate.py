@@ -161,3 +161,18 @@ def test_bandwidths_without_an_exact_ratio_leave_the_optimum_unsolved():
     r = zepp.simulate(nodes=2, strategies="zepp", executor="estimate", nic_gbps=0.000001, nvlink_gbps=1e6)
     assert r["strategies"][0]["routing_cost_optimal_us"] is None
     assert r["strategies"][0]["latency_us"] > 0
+
+
+def test_errors_name_the_keyword_and_a_float_count_is_a_type_error(shared_dir):
+    # The checks shared with the program said "--layer: ..." to a caller who wrote layer=99.
+    trace = shared_dir / "data/traces/deepseek-v2-lite-puffin"
+    with pytest.raises(ValueError, match=r"^layer: layer 99 is not in trace "):
+        zepp.simulate(trace, model="deepseek-v2-lite", layer=99, strategies="a2av", executor="estimate")
+    with pytest.raises(ValueError, match=r"^num_experts: 16 experts, but .* selects experts 0-7 only"):
+        zepp.simulate(shared_dir / "data/traces/mixtral-8x7b-gsm8k", model="mixtral-8x7b", nodes=2, num_experts=16,
+                      strategies="a2av", executor="estimate")
+    # A count that is not an integer is the wrong type, as for range(4.0) (python/README.md): it
+    # raised ValueError.
+    for kwargs in (dict(nodes=4.0), dict(seed=1.5), dict(layer=True)):
+        with pytest.raises(TypeError, match=rf"^{next(iter(kwargs))}: expected an integer, got "):
+            zepp.simulate(size_mb=0.1, executor="estimate", **kwargs)

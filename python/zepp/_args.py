@@ -56,14 +56,15 @@ def shape_of(value):
 
 
 def count(value, name, minimum=1, maximum=INT32_MAX):
-    """`value` as a Python int in [minimum, maximum] (bools and floats are refused, as EPLB's
-    indexing would); the C++ core takes 32-bit counts unless a caller says otherwise."""
+    """`value` as a Python int in [minimum, maximum]; the C++ core takes 32-bit counts unless a
+    caller says otherwise. TypeError for what is not an integer (bools and floats too, 4.0
+    included, as range() and EPLB's indexing refuse them), ValueError for one out of range."""
     if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}: expected an integer, got {value!r}")
+        raise TypeError(f"{name}: expected an integer, got {value!r}")
     try:
         n = operator.index(value)
     except TypeError:
-        raise ValueError(f"{name}: expected an integer, got {value!r}") from None
+        raise TypeError(f"{name}: expected an integer, got {value!r}") from None
     if n < minimum:
         raise ValueError(f"{name}: expected an integer >= {minimum}, got {n}")
     if n > maximum:

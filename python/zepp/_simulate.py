@@ -104,12 +104,11 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         "workload": {...}, "cluster": {...}} -- the JSON of `zepp simulate --format json`.
 
     Raises:
-        ValueError naming the argument (checks shared with the program name its flag, e.g.
-        "--model: is required with --trace"), or the trace file and line for a malformed trace;
-        also for a count that is not an integer (nodes=2.0, swap_horizon=True).
-        TypeError for an unknown keyword, a number that is not one (size_mb="1"), a stage flag
-        that is not a bool (waves=0), a name or path that is not a string, or strategies that
-        are not names.
+        ValueError naming the argument (checks shared with the program name the keyword, e.g.
+        "layer: layer 99 is not in trace ..."), or the trace file and line for a malformed trace.
+        TypeError for an unknown keyword, a number that is not one (size_mb="1"), a count that
+        is not an integer (nodes=2.0, swap_horizon=True), a stage flag that is not a bool
+        (waves=0), a name or path that is not a string, or strategies that are not names.
     """
     settings = {}
     for key, kind in _OVERRIDES.items():

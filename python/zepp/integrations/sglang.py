@@ -163,10 +163,10 @@ class ZeppSglangEplb:
                     expert_bytes=expert_bytes, max_moved_bytes=max_moved_bytes, return_moves=True)
             else:  # the placement zepp.rebalance_experts(policy="zepp") gives
                 phy2log, log2phy, logcnt = rebalance_experts(tokens, P, 1, nodes, ranks, policy="zepp")
-        except ValueError as e:
+        except (ValueError, TypeError) as e:
             message = str(e)
             name = message.split(":", 1)[0]
-            raise ValueError(_SGLANG_NAMES.get(name, name) + message[len(name):]) from None
+            raise type(e)(_SGLANG_NAMES.get(name, name) + message[len(name):]) from None
         phy2log = np.where(phy2log < 0, 0, phy2log)  # SGLang's elastic EP: a lost rank's slots hold expert 0
         if cls.stable:
             cls._current[key] = phy2log.copy()

@@ -40,9 +40,9 @@ except ImportError:
 
 
 def _num_ranks_error(e):
-    """zepp.rebalance_experts' ValueError under vLLM's argument name (num_ranks, not num_gpus)."""
+    """zepp.rebalance_experts' ValueError or TypeError under vLLM's argument name (num_ranks, not num_gpus)."""
     message = str(e)
-    return ValueError("num_ranks" + message[len("num_gpus"):] if message.startswith("num_gpus") else message)
+    return type(e)("num_ranks" + message[len("num_gpus"):] if message.startswith("num_gpus") else message)
 
 
 class ZeppEplbPolicy(_Base):
@@ -122,7 +122,7 @@ class ZeppEplbPolicy(_Base):
                     if message.startswith("previous"):
                         raise ValueError(previous_name + message[len("previous"):]) from None
                     raise
-        except ValueError as e:
+        except (ValueError, TypeError) as e:
             raise _num_ranks_error(e) from None
         if cls.stable:
             cls._current[key] = phy2log.copy()
