@@ -1,4 +1,4 @@
-"""Argument checks shared by the public functions: every failure is a ValueError naming the argument."""
+"""Argument checks shared by the public functions: every failure is a ValueError naming the argument (TypeError for one of the wrong type)."""
 
 import math
 import operator

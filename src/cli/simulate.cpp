@@ -259,7 +259,8 @@ void add_simulate(CLI::App& app) {
   f->serve.add_to(cmd);
   f->model.add_to(cmd);
   cmd->add_option("--strategies", f->strategies, strategies_help())->capture_default_str();
-  cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap)")->capture_default_str();
+  cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap); with --iterations sim or "
+                  "none (decisions only: placement, routing and swaps, no latency)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
   cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart; its data and script stay beside it as .svg.dat and .svg.gp)");
   cmd->add_option("--optimum", f->optimum,

@@ -26,6 +26,34 @@ TEST(Help, StrategiesListEveryRegisteredOneAndThoseServedOnly) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " missing from:\n" << r.out;
 }
 
+// --executor's help left out none (valid with --iterations), and the README's strategy list left
+// out sglang and zepp-overlap: every executor is in the help, every registered strategy in the
+// README's prose (in backticks).
+TEST(Help, ExecutorsInTheHelpAndEveryStrategyInTheReadme) {
+  const auto help = run_zepp("simulate --help");
+  ASSERT_EQ(help.status, 0);
+  const size_t at = help.out.find("--executor");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = help.out.substr(at, help.out.find("\n  -", at) - at);
+  for (const char* e : {"sim", "estimate", "none"}) EXPECT_NE(line.find(e), std::string::npos) << e << " in: " << line;
+
+  const auto r = run_zepp("simulate --strategies none-such");  // the message lists the registry
+  const size_t from = r.err.find("expected one of "), to = r.err.find(';', from);
+  ASSERT_NE(from, std::string::npos) << r.err;
+  std::stringstream names(r.err.substr(from + 16, to - from - 16));
+  std::ifstream in(std::string(ZEPP_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int count = 0;
+  for (std::string name; std::getline(names, name, ',');) {
+    name = name.substr(name.find_first_not_of(' '));
+    ++count;
+    EXPECT_TRUE(readme.find("`" + name + "`") != std::string::npos || readme.find("," + name + ",") != std::string::npos ||
+                readme.find("," + name + "`") != std::string::npos)
+        << name << " is not in README.md";
+  }
+  EXPECT_GE(count, 16);
+}
+
 TEST(Help, ExperimentNamesEverySubcommandInItsDescription) {
   const auto r = run_zepp("--help");
   ASSERT_EQ(r.status, 0);
