@@ -104,6 +104,9 @@ void check_flags(CalibrateFlags& f) {
   f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens", 1 << 20);
   f.opt.message_bytes = parse_list<double>(f.message_bytes, "--message-bytes", 1 << 30);
   if (f.nic_gbps) f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;  // range: src/cli/float_flags.cpp
+  // Before MPI starts: main prints the error once (rank 0), where each rank printed it.
+  require(f.opt.repeat >= 1 && f.opt.repeat <= 1000, "--repeat", "must be in [1, 1000]");
+  if (!f.output.empty()) check_output_file(f.output, "--output");  // before measuring
 }
 
 int calibrate_ranks(CalibrateFlags f) {
@@ -116,8 +119,6 @@ int calibrate_ranks(CalibrateFlags f) {
                                         " (mpirun -np 2 zepp calibrate ...)");
   require(f.opt.gpus_per_node >= 1 && size % f.opt.gpus_per_node == 0, "--gpus-per-node",
           std::to_string(f.opt.gpus_per_node) + " does not divide the " + std::to_string(size) + " MPI ranks");
-  require(f.opt.repeat >= 1 && f.opt.repeat <= 1000, "--repeat", "must be in [1, 1000]");
-  if (!f.output.empty()) check_output_file(f.output, "--output");  // before measuring
   if (f.name.empty()) {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);

@@ -220,6 +220,13 @@ TEST(Calibrate, BadArgumentsEndEveryRankWithTheFlag) {
   EXPECT_NE(t.err.find("--tokens: expected a comma-separated ascending list of whole numbers in [1, 1048576], got 8,4"),
             std::string::npos)
       << t.err;
+  // An output path that is a folder: said once, not once per rank.
+  const auto o = testing::mpirun_zepp(2, "calibrate --hidden 16 --ffn 8 --output /tmp", 60);
+  EXPECT_EQ(o.status, 2);
+  const std::string said = "--output: /tmp is a directory";
+  const size_t first = o.err.find(said);
+  EXPECT_NE(first, std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find(said, first + 1), std::string::npos) << "said more than once:\n" << o.err;
 }
 
 }  // namespace
