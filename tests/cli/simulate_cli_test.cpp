@@ -183,15 +183,15 @@ TEST(SimulateCli, EveryPrintedRowNameIsAcceptedBack) {
 TEST(SimulateCli, ExpertsBeyondWhatTheTraceSelectsAreRefused) {
   const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
   if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
-  const std::string base = "simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --strategies a2av --executor estimate ";
-  for (const std::string mode : {"", "--layers 0-1", "--iterations 2 --executor sim"}) {
+  const std::string base = "simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --strategies a2av ";
+  for (const std::string mode : {"--executor estimate", "--layers 0-1 --executor estimate", "--iterations 2"}) {
     const auto r = run_zepp(base + "--experts 16 " + mode);
     EXPECT_EQ(r.status, 2) << mode;
     EXPECT_NE(r.err.find("--experts: 16 experts, but " + trace + " selects experts 0-7 only: the other 8 would be experts no "
                          "token selects. Leave --experts out (mixtral-8x7b has 8) or give 8"),
               std::string::npos) << mode << ": " << r.err;
   }
-  EXPECT_EQ(run_zepp(base + "--experts 8").status, 0);
+  EXPECT_EQ(run_zepp(base + "--experts 8 --executor estimate").status, 0);
 }
 
 // A strategy whose placement does not fit the survivors is refused before anything runs, naming
