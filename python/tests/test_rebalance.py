@@ -160,7 +160,6 @@ def test_zepp_policy_on_real_loads(shared_dir):
         (dict(weight=[[1.0, -2.0]]), "weight"),
         (dict(weight=[["a", "b"]]), "weight"),
         (dict(num_replicas=0), "num_replicas"),
-        (dict(num_replicas=2.5), "num_replicas"),
         (dict(num_replicas=10), "num_replicas"),  # not a multiple of num_gpus
         (dict(num_gpus=3), "num_gpus"),  # not a multiple of num_nodes
         (dict(num_groups=-1), "num_groups"),
@@ -175,6 +174,15 @@ def test_bad_arguments_name_the_argument(kwargs, argument):
     args.update(kwargs)
     with pytest.raises(ValueError, match=f"^{argument}"):
         zepp.rebalance_experts(**args)
+
+
+def test_a_count_that_is_not_an_integer_is_a_type_error():
+    # The wrong type, as range(2.5) says (python/README.md); it was a ValueError.
+    for kwargs in (dict(num_replicas=2.5), dict(num_gpus=4.0), dict(num_nodes=True)):
+        args = dict(weight=[[1.0] * 8], num_replicas=12, num_groups=2, num_nodes=2, num_gpus=4)
+        args.update(kwargs)
+        with pytest.raises(TypeError, match=rf"^{next(iter(kwargs))}: expected an integer, got "):
+            zepp.rebalance_experts(**args)
 
 
 def test_help_shows_signature_and_contract():
