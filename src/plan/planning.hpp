@@ -33,7 +33,8 @@ PlanningCosts planning_costs();
 //  - zepp+swaps: as zepp, plus each GPU's N rows toward each node all-gathered and the NIC
 //    split of every flow (N x G cells, the swap rule's NIC figures), swap planning on the
 //    gathered demand (another E x G cells);
-//  - zepp+hot: as zepp, plus the hot pass on the plan's slot loads (swap/hot.hpp HotPlan::cells);
+//  - zepp+hot: as zepp, plus the NIC floor (as zepp+swaps') and the hot pass on the plan's slot
+//    loads (swap/hot.hpp HotPlan::cells);
 //  - moonep, halo-q: E counts per GPU all-gathered, replication planning (E x G cells), own
 //    pairs assigned to the new replicas;
 //  - fast: each GPU's row of the traffic matrix (G counts) all-gathered, the schedule on the

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/roofline.hpp"
+#include "swap/nic_floor.hpp"
 
 namespace zepp {
 namespace {
@@ -35,19 +36,22 @@ class HotPlanner {
     h_.routing.slot_of_pair.resize(routing.slot_of_pair.size());
     pairs_of_slot_.resize(h_.placement.num_slots());
     load_.assign(h_.placement.num_slots(), 0);
+    remote_.assign(h_.placement.num_slots(), 0);
     for (size_t p = 0; p < routing.slot_of_pair.size(); ++p) {
       const int32_t s = routing.slot_of_pair[p] / old_ * spg_ + routing.slot_of_pair[p] % old_;
       h_.routing.slot_of_pair[p] = s;
       pairs_of_slot_[s].push_back(int64_t(p));
       ++load_[s];
+      remote_[s] += topo.node_of(src_of_token_[p / K_]) != topo.node_of(s / spg_);
     }
     used_.assign(h_.placement.num_slots(), 0);
     exported_.assign(h_.placement.num_slots(), 0);
     busy_.assign(G, 0.0);
     c_.assign(G, 0.0);
+    r_.assign(G, 0.0);
     window_.assign(G, 0.0);
     for (int g = 0; g < G; ++g) {
-      for (int i = 0; i < old_; ++i) c_[g] += time_of(load_[g * spg_ + i]);
+      for (int i = 0; i < old_; ++i) c_[g] += time_of(load_[g * spg_ + i]), r_[g] += time_of(remote_[g * spg_ + i]);
       const int64_t tokens = batch.token_offset[g + 1] - batch.token_offset[g];
       window_[g] = shared_expert_time(tokens, model, topo) + c_[g];
     }
@@ -63,6 +67,9 @@ class HotPlanner {
 
  private:
   double time_of(int64_t pairs) const { return expert_compute_time(pairs, model_, topo_); }
+  // GPU g's GEMM time left once dispatch ends (gemms_after_dispatch) with compute c and remote-row
+  // compute r.
+  double after_dispatch(double c, double r) const { return gemms_after_dispatch(c, r, opt_.dispatch_seconds); }
 
   void plan_node(int n) {
     const int first = n * topo_.gpus_per_node, last = first + topo_.gpus_per_node;
@@ -150,7 +157,7 @@ class HotPlanner {
       need -= x;
     }
     if (r.members.empty()) return false;
-    if (!copying.empty() && !copy_pays(o, copying, excess)) {
+    if (!copying.empty() && !copy_pays(o, copying, saving(r, target))) {
       ++h_.refused;
       return false;
     }
@@ -158,10 +165,36 @@ class HotPlanner {
     return true;
   }
 
+  // Step 3(a)'s saving: the latest GEMM end after dispatch of the owner and the members, before
+  // and after the replica takes its pairs (in apply's order: node-local sources other than the
+  // owner, then other nodes', then the owner's), above the node's combine floor. The owner counts
+  // as brought to the node's mean `target`, as the node's exports aim (step 1): without floor or
+  // dispatch this is c[o] - c*, its excess.
+  double saving(const HotReplica& r, double target) const {
+    int64_t local = 0, remote = remote_[r.from_slot];
+    for (int64_t p : pairs_of_slot_[r.from_slot]) local += src_of_token_[p / K_] != r.owner;
+    local -= remote;
+    double before = after_dispatch(c_[r.owner], r_[r.owner]), after = 0;
+    int64_t moved_remote = 0;
+    for (size_t i = 0; i < r.members.size(); ++i) {
+      const int m = r.members[i];
+      const int64_t x = r.tokens[i], from_local = std::min(x, local), from_remote = std::min(x - from_local, remote);
+      local -= from_local, remote -= from_remote;
+      moved_remote += from_remote;
+      before = std::max(before, after_dispatch(c_[m], r_[m]));
+      after = std::max(after, after_dispatch(c_[m] + time_of(x), r_[m] + time_of(from_remote)));
+    }
+    const int64_t left_remote = remote_[r.from_slot] - moved_remote;
+    const double owner_remote = r_[r.owner] - time_of(remote_[r.from_slot]) + time_of(left_remote);
+    after = std::max(after, after_dispatch(target, std::min(owner_remote, target)));
+    const int node = topo_.node_of(r.owner);
+    return saved_above_floor(before, after, opt_.combine_seconds.empty() ? 0.0 : opt_.combine_seconds[node]);
+  }
+
   // Steps 3(a) and 3(b) of plan_hot; on success the copies are booked on their ports.
-  bool copy_pays(int o, const std::vector<int>& copying, double excess) {
+  bool copy_pays(int o, const std::vector<int>& copying, double saved) {
     const int k = int(copying.size());
-    if (excess <= hot_copy_seconds(k, opt_.multicast, model_, topo_)) return false;
+    if (saved <= hot_copy_seconds(k, opt_.multicast, model_, topo_)) return false;
     const double B = model_.expert_weight_bytes(), bw = topo_.nvlink_bw;
     std::vector<double> busy = busy_;
     double floor_s = 0;  // the multicast output's bound per receiver
@@ -194,17 +227,26 @@ class HotPlanner {
         return std::make_tuple(cls, src, p);
       };
       std::stable_sort(pairs.begin(), pairs.end(), [&](int64_t a, int64_t b) { return rank(a) < rank(b); });
-      for (int64_t j = 0; j < r.tokens[i]; ++j) h_.routing.slot_of_pair[pairs[j]] = slot;
+      int64_t moved_remote = 0;
+      for (int64_t j = 0; j < r.tokens[i]; ++j) {
+        h_.routing.slot_of_pair[pairs[j]] = slot;
+        moved_remote += topo_.node_of(src_of_token_[pairs[j] / K_]) != from_node;
+      }
       pairs.erase(pairs.begin(), pairs.begin() + r.tokens[i]);
       used_[slot] = 1;
       h_.placement.phy2log[slot] = r.expert;
       h_.resident[size_t(m) * S + (slot % spg_ - old_)] = r.expert;
       load_[slot] = r.tokens[i];
+      remote_[slot] = moved_remote;
+      remote_[r.from_slot] -= moved_remote;
       c_[m] += time_of(r.tokens[i]);
+      r_[m] += time_of(moved_remote);
     }
     const double before = time_of(load_[r.from_slot]);
     load_[r.from_slot] = int64_t(pairs.size());
     c_[r.owner] += time_of(load_[r.from_slot]) - before;
+    r_[r.owner] = 0;
+    for (int i = 0; i < old_; ++i) r_[r.owner] += time_of(remote_[r.owner * spg_ + i]);
     exported_[r.from_slot] = 1;
     std::vector<std::pair<int32_t, int32_t>> copies;  // (member, slot), ascending members
     for (size_t i = 0; i < r.members.size(); ++i)
@@ -238,9 +280,10 @@ class HotPlanner {
   std::vector<int32_t> src_of_token_;
   std::vector<std::vector<int64_t>> pairs_of_slot_;
   std::vector<int64_t> load_;     // [slots] pairs
+  std::vector<int64_t> remote_;   // [slots] of them, pairs of other nodes' tokens
   std::vector<char> used_, exported_;
   std::vector<double> busy_;      // [G] seconds of copies booked on the GPU's NVLink port
-  std::vector<double> c_, window_;
+  std::vector<double> c_, r_, window_;  // [G] compute, of it on remote rows, copy window
   double tau_ = 0;
 };
 
@@ -274,6 +317,10 @@ HotPlan plan_hot(const RoutingBatch& batch, const Placement& placement, const Ro
   require(opt.helper_slots >= 0, "helper_slots", "expected >= 0, got " + std::to_string(opt.helper_slots));
   require(opt.resident.empty() || opt.resident.size() == size_t(G) * opt.helper_slots, "resident",
           "expected " + std::to_string(G * opt.helper_slots) + " entries (G x S) or none");
+  require(std::isfinite(opt.dispatch_seconds) && opt.dispatch_seconds >= 0, "dispatch_seconds", "expected finite >= 0");
+  require(opt.combine_seconds.empty() || opt.combine_seconds.size() == size_t(topo.nodes), "combine_seconds",
+          "expected one entry per node (" + std::to_string(topo.nodes) + ") or none");
+  for (const double v : opt.combine_seconds) require(std::isfinite(v) && v >= 0, "combine_seconds", "expected finite >= 0");
   return HotPlanner(batch, placement, routing, topo, model, opt).run();
 }
 

@@ -25,6 +25,11 @@ struct HotOptions {
   // The expert in each helper slot left by the previous invocation ([G * S], -1: none; empty:
   // none anywhere). A replica of the same expert in the same slot needs no copy.
   std::vector<int32_t> resident;
+  // The layer's NIC floor (swap/nic_floor.hpp, nic_floor on the routing given): its dispatch and
+  // each node's combine on the NICs after it, seconds. Step 3(a) counts only the GEMM time an
+  // export removes above its node's floor. Defaults: no dispatch, no floor.
+  double dispatch_seconds = 0;
+  std::vector<double> combine_seconds;  // [nodes] or empty
 };
 
 // One replica broadcast: `expert` of `owner` (in its placement slot `from_slot`) served this
@@ -69,8 +74,12 @@ double hot_copy_seconds(int copies, bool multicast, const ModelShape& model, con
 //  2. members: GPUs of the node with c[m] < c*, no replica of e, a free helper slot; those that
 //     already hold e in a free helper slot (resident) first, then the most room c* - c[m]; each
 //     takes at most what keeps c[m] <= c* (a new GEMM reads e's weights: nothing below that);
-//  3. it pays when nothing is copied, or (a) c[o] - c* exceeds hot_copy_seconds for the copies
-//     and (b) the copies, queued behind this invocation's earlier ones on the same ports, end
+//  3. it pays when nothing is copied, or (a) what it saves exceeds hot_copy_seconds for the
+//     copies: by the swap rule's reasoning (plan_swaps), saved_above_floor of the latest
+//     gemms_after_dispatch over o and its members before and after the move (each GPU's compute
+//     and its compute on other nodes' rows, opt.dispatch_seconds; o counted at c*, the level the
+//     node's exports bring it to) above o's node's opt.combine_seconds, so on a node whose NICs
+//     end the layer nothing is copied; without a floor or dispatch this is c[o] - c*; and (b) the copies, queued behind this invocation's earlier ones on the same ports, end
 //     before every copying member's window: its shared experts' time (plan/comm_plan.hpp
 //     shared_expert_time, 0 without) plus its own slots' compute. Otherwise, or when o has no
 //     slot left or no member, the node is done: its compute ends with o, so exports from less
@@ -86,7 +95,8 @@ double hot_copy_seconds(int copies, bool multicast, const ModelShape& model, con
 // Throws ArgumentError naming the argument: "placement" / "routing" / "batch" when shapes
 // disagree with each other or the topology, "topo" with multicast on a topology without it
 // (NvlinkModel::Switch, multicast_port_output > 0), "helper_slots" when negative, "resident"
-// when not empty and not G * S long.
+// when not empty and not G * S long, "dispatch_seconds" / "combine_seconds" when negative or
+// not finite, or combine_seconds neither empty nor one per node.
 HotPlan plan_hot(const RoutingBatch& batch, const Placement& placement, const Routing& routing,
                  const Topology& topo, const ModelShape& model, const HotOptions& opt);
 

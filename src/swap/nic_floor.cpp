@@ -93,6 +93,14 @@ std::vector<double> combine_time(const NicRows& rows, const Topology& topo, doub
   return t;
 }
 
+double gemms_after_dispatch(double gemm_seconds, double remote_gemm_seconds, double dispatch_seconds) {
+  return std::max(gemm_seconds - dispatch_seconds, remote_gemm_seconds);
+}
+
+double saved_above_floor(double before, double after, double combine_seconds) {
+  return std::max(combine_seconds, before) - std::max(combine_seconds, after);
+}
+
 NicFloor nic_floor(const RoutingBatch& batch, const Placement& placement, const std::vector<int32_t>& slot_of_pair,
                    const Topology& topo, const PlanOptions& opt, const ModelShape& model) {
   const NicRows rows = nic_rows(batch, placement, slot_of_pair, topo, opt, model.token_bytes());

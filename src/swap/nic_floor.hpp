@@ -42,6 +42,19 @@ double dispatch_time(const NicRows& rows, const Topology& topo, double token_byt
 // paid 1.0% on the timeline, issue 24).
 std::vector<double> combine_time(const NicRows& rows, const Topology& topo, double token_bytes);
 
+// A_g of the NIC-floor rule: the GEMM time a GPU has left once dispatch ends, from the roofline
+// time of all its GEMMs and of those on rows of other nodes' tokens, which arrive with dispatch
+// and so always run after it: max(gemm_seconds − dispatch_seconds, remote_gemm_seconds).
+double gemms_after_dispatch(double gemm_seconds, double remote_gemm_seconds, double dispatch_seconds);
+
+// What a node's layer gains when the latest GEMM end after dispatch of the GPUs a change touches
+// goes from `before` to `after` seconds while its NICs return rows for `combine_seconds` after
+// dispatch (combine_time): max(combine, before) − max(combine, after). Combine returns a node's
+// rows in completion waves as its GEMMs end (plan/combine.cpp), so the NICs finish no earlier
+// than the floor, and GEMM time that ends inside it leaves the layer's end alone. Used by the
+// swap rule (plan_swaps) and zepp+hot's (plan_hot).
+double saved_above_floor(double before, double after, double combine_seconds);
+
 // The swap rule's NIC figures for a layer (SwapCosts::dispatch_seconds, combine_seconds):
 // dispatch_time and combine_time of nic_rows on the pairs `slot_of_pair` routed on `placement`
 // under plan options `opt`, rows of model.token_bytes(). Throws as nic_rows.

@@ -206,7 +206,7 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
       all += gemm(ws[r]);
       from_remote += gemm(remote[r]);
     }
-    return std::max(all - costs.dispatch_seconds, from_remote);
+    return gemms_after_dispatch(all, from_remote, costs.dispatch_seconds);
   };
   const auto floor_of = [&](int g) { return costs.combine_seconds.empty() ? 0.0 : costs.combine_seconds[g / per_node]; };
 
@@ -233,9 +233,8 @@ SwapPlan plan_swaps(const std::vector<double>& demand, const Placement& placemen
                      wait(load[l] + delta, moved_in[l] + 1, moved_load[l] + ws[c.a]) -
                          wait(load[l], moved_in[l], moved_load[l]));
         const double gemms = std::max(after_dispatch(h, -1, -1), after_dispatch(l, -1, -1));
-        const double before = std::max(floor_of(h), gemms);
-        const double after = std::max({floor_of(h), after_dispatch(h, c.a, c.b), after_dispatch(l, c.a, c.b)});
-        const double saved_per_iteration = before - after;
+        const double saved_per_iteration =
+            saved_above_floor(gemms, std::max(after_dispatch(h, c.a, c.b), after_dispatch(l, c.a, c.b)), floor_of(h));
         if (costs.weight_seconds > 0 && saved_per_iteration * costs.horizon <= unhidden) {
           if (++out.refused_for_cost == 1 || saved_per_iteration > out.best_refused.saved_per_iteration_s)
             out.best_refused = {saved_per_iteration, unhidden, costs.weight_seconds, costs.dispatch_seconds,

@@ -151,7 +151,8 @@ TEST(Hardening, IserMoePlacementThatDoesNotDivideNamesTheFlags) {
 // zepp+hot/no-resident on a topology without multicast was refused as "zepp+hot needs ...".
 TEST(Hardening, ZeppHotNoResidentRefusalNamesTheStrategyAsked) {
   expect_refused("simulate --strategies zepp+hot/no-resident",
-                 {"strategy: zepp+hot/no-resident needs NVSwitch nodes with in-switch multicast (topology a100"});
+                 {"--topology: zepp+hot/no-resident needs NVSwitch nodes with in-switch multicast, and a100 has none "
+                  "(e.g. --topology dgx-h100"});
 }
 
 // 2 x 10^9 tokens per rank ended in "out of memory (try a smaller --size-mb or fewer nodes)",
