@@ -76,7 +76,7 @@ std::string swap_summary(const std::string& name, const nlohmann::json& iteratio
 // The swap rule's CSV columns of one iteration (swap_triggered .. swap_horizon), empty for a
 // system without the rule.
 std::string swap_csv(const nlohmann::json& it) {
-  if (it["swap_horizon"].is_null()) return ",,,,,,";
+  if (it["swap_horizon"].is_null()) return ",,,,,,,,";
   return fmt::format("{},{},{},{}", it["swap_triggered"].get<bool>() ? 1 : 0, it["swaps_refused"].get<int>(),
                      refusal_csv(it), it["swap_horizon"].get<int>());
 }
@@ -183,7 +183,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
            "token_nvlink_mb,weight_nic_mb,weight_nvlink_mb,planning_ms,routing_ms,plan_build_ms,planning_share,"
            "metadata_us,rank_planning_us,rank_planning_wall_us,swap_triggered,swaps_refused,"
            "best_refused_saved_us_per_iteration,best_refused_unhidden_us,best_refused_weight_us,best_refused_dispatch_us,"
-           "swap_horizon\n";
+           "best_refused_after_dispatch_us,best_refused_combine_us,swap_horizon\n";
     for (const auto& sys : out)
       for (const auto& it : sys["iterations"])
         text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},"

@@ -36,7 +36,7 @@ void put_refusal(nlohmann::json& j, const SwapPlan::Refusal* r) {
 }
 
 SwapPlan::Refusal get_refusal(const nlohmann::json& j, int horizon) {
-  // The last two fields are absent from a CSV row (refusal_csv keeps its four columns).
+  // The last two fields are absent from JSON written before the NIC floor (commit 2403caf).
   const auto opt = [&j](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() / 1e6 : 0.0; };
   return {j["best_refused_saved_us_per_iteration"].get<double>() / 1e6, j["best_refused_unhidden_us"].get<double>() / 1e6,
           j["best_refused_weight_us"].get<double>() / 1e6, j["best_refused_dispatch_us"].get<double>() / 1e6, horizon,
@@ -57,9 +57,10 @@ std::string swap_line(const std::string& name, const nlohmann::json& w) {
 }
 
 std::string refusal_csv(const nlohmann::json& j) {
-  return fmt::format("{:.3f},{:.3f},{:.3f},{:.3f}", j["best_refused_saved_us_per_iteration"].get<double>(),
+  return fmt::format("{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}", j["best_refused_saved_us_per_iteration"].get<double>(),
                      j["best_refused_unhidden_us"].get<double>(), j["best_refused_weight_us"].get<double>(),
-                     j["best_refused_dispatch_us"].get<double>());
+                     j["best_refused_dispatch_us"].get<double>(), j["best_refused_after_dispatch_us"].get<double>(),
+                     j["best_refused_combine_us"].get<double>());
 }
 
 }  // namespace zepp

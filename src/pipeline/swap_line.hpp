@@ -20,18 +20,19 @@ std::string swap_line(const std::string& name, int accepted, int refused, int tr
                       const SwapPlan::Refusal* best, const std::string& unit = "iteration");
 
 // One batch's swap rule outcome as the outputs' JSON: {"accepted", "refused", "triggered",
-// "horizon"} and the best refused swap's four fields (put_refusal).
+// "horizon"} and the best refused swap's six fields (put_refusal).
 nlohmann::json swap_json(const SwapOutcome& o);
 // swap_line for one batch, read back from swap_json's object.
 std::string swap_line(const std::string& name, const nlohmann::json& swaps);
 
 // The best refused swap in the outputs' JSON (µs): sets best_refused_saved_us_per_iteration,
-// best_refused_unhidden_us, best_refused_weight_us and best_refused_dispatch_us of `j`, all null
+// best_refused_unhidden_us, best_refused_weight_us, best_refused_dispatch_us,
+// best_refused_after_dispatch_us and best_refused_combine_us (SwapPlan::Refusal) of `j`, all null
 // when `r` is null (a system without the swap rule).
 void put_refusal(nlohmann::json& j, const SwapPlan::Refusal* r);
-// Those four fields of `j` back in seconds, with `horizon`.
+// Those six fields of `j` back in seconds, with `horizon` (the last two 0 when absent).
 SwapPlan::Refusal get_refusal(const nlohmann::json& j, int horizon);
-// Those four fields of `j` as CSV cells, "%.3f" each, comma-separated.
+// Those six fields of `j` as CSV cells, "%.3f" each, comma-separated, in that order.
 std::string refusal_csv(const nlohmann::json& j);
 
 }  // namespace zepp

@@ -102,7 +102,8 @@ std::string summary_csv(const nlohmann::json& s) {
       "strategy,latency_us,speedup_vs_a2av,imbalance,inter_node_bytes,nvlink_bytes,max_nic_bytes,comm_hidden_fraction,"
       "routing_cost_us,routing_cost_optimal_us,routing_gap,model,layer,tokens_per_gpu,topology,nodes,gpus_per_node,"
       "metadata_us,planning_us,planning,swaps,swap_triggered,swaps_refused,best_refused_saved_us_per_iteration,"
-      "best_refused_unhidden_us,best_refused_weight_us,best_refused_dispatch_us,swap_horizon\n";
+      "best_refused_unhidden_us,best_refused_weight_us,best_refused_dispatch_us,best_refused_after_dispatch_us,"
+      "best_refused_combine_us,swap_horizon\n";
   const auto& w = s["workload"];
   const auto& c = s["cluster"];
   for (const auto& r : s["strategies"]) {
@@ -114,7 +115,7 @@ std::string summary_csv(const nlohmann::json& s) {
     // strategy without the rule.
     const nlohmann::json sw = r.contains("swaps") ? r["swaps"] : nlohmann::json();
     const std::string swaps =
-        sw.is_null() ? ",,,,,,,"
+        sw.is_null() ? ",,,,,,,,,"
                     : fmt::format("{},{},{},{},{}", sw["accepted"].get<int>(), sw["triggered"].get<bool>() ? 1 : 0,
                                   sw["refused"].get<int>(), refusal_csv(sw), sw["horizon"].get<int>());
     out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{}\n",

@@ -21,7 +21,8 @@ namespace zepp {
 //   exchange and per-rank planning charged, included in latency_us; 0 with --planning free or
 //   for a strategy with nothing per batch), zepp+swaps only: "swaps" {"accepted", "refused",
 //   "triggered", "horizon", "best_refused_saved_us_per_iteration", "best_refused_unhidden_us",
-//   "best_refused_weight_us", "best_refused_dispatch_us"}}], "workload": {...}, "cluster": {..., "link_sharing",
+//   "best_refused_weight_us", "best_refused_dispatch_us", "best_refused_after_dispatch_us",
+//   "best_refused_combine_us"}}], "workload": {...}, "cluster": {..., "link_sharing",
 //   "planning" ("model" or "free")}}
 nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,
                             const std::vector<StrategyOutcome>& outcomes, PlanningMode planning);

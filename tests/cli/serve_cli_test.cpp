@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../common/refusal_cells.hpp"
 #include "../common/run_zepp.hpp"
 
 namespace zepp {
@@ -54,11 +55,21 @@ TEST(ServeCli, RowsNameTheirAblationsAndTheCsvCarriesTheSwapRule) {
   const auto csv = run_zepp(args + " --format csv");
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_NE(csv.out.find(",swap_triggered,swaps_refused,best_refused_saved_us_per_iteration,best_refused_unhidden_us,"
-                         "best_refused_weight_us,best_refused_dispatch_us,swap_horizon\n"),
+                         "best_refused_weight_us,best_refused_dispatch_us,best_refused_after_dispatch_us,"
+                         "best_refused_combine_us,swap_horizon\n"),
             std::string::npos)
       << csv.out;
   EXPECT_NE(csv.out.find("\neplb,0,"), std::string::npos) << csv.out;
-  EXPECT_NE(csv.out.find(",,,,,,\nzepp+swaps/no-split,0,"), std::string::npos) << csv.out;  // eplb has no swap rule
+  EXPECT_NE(csv.out.find(",,,,,,,,,\nzepp+swaps/no-split,0,"), std::string::npos) << csv.out;  // eplb has no swap rule
+  // The NIC floor's two figures, as the JSON has them (the CSV lacked them): the best refused
+  // pair's GEMMs after dispatch and its node's combine, both non-zero on these 4 nodes.
+  const auto json = run_zepp(args + " --format json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const auto parsed = nlohmann::json::parse(json.out);
+  const auto& it = parsed["systems"][1]["iterations"][0];
+  EXPECT_GT(it["best_refused_after_dispatch_us"].get<double>(), 0);
+  EXPECT_GT(it["best_refused_combine_us"].get<double>(), 0);
+  EXPECT_NE(csv.out.find(zepp::testing::refusal_cells(it) + ",8\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("\nzepp+swaps/no-split,0,"), std::string::npos) << csv.out;
   EXPECT_EQ(csv.out.back(), '\n');
   const std::string last = csv.out.substr(csv.out.rfind('\n', csv.out.size() - 2) + 1);
