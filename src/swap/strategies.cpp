@@ -51,9 +51,10 @@ StrategyDecision decide_moonep(const StrategyInput& in) { return decide_replicat
 StrategyDecision decide_haloq(const StrategyInput& in) { return decide_replicated(in, plan_haloq); }
 
 StrategyDecision decide_iser_moe(const StrategyInput& in) {
-  require(in.topo.nvlink_model == NvlinkModel::Switch && in.topo.multicast_port_output > 0, "strategy",
-          "iser-moe needs NVSwitch nodes with in-switch multicast (topology " + in.topo.name +
-              " has none; halo-q is the point-to-point variant)");
+  // Named by the flag that fixes it, as zepp+hot's refusal is (pipeline/zepp_hot.cpp).
+  require(in.topo.nvlink_model == NvlinkModel::Switch && in.topo.multicast_port_output > 0, "--topology",
+          "iser-moe needs NVSwitch nodes with in-switch multicast, and " + in.topo.name +
+              " has none (e.g. --topology dgx-h100; halo-q is the point-to-point variant)");
   const int H = in.model.num_experts / in.topo.num_gpus();
   ReplicationPlan r;
   std::vector<MulticastMove> multicasts;

@@ -155,6 +155,13 @@ TEST(Hardening, ZeppHotNoResidentRefusalNamesTheStrategyAsked) {
                   "(e.g. --topology dgx-h100"});
 }
 
+// iser-moe on a topology without multicast was refused as "strategy: ...", an internal name.
+TEST(Hardening, IserMoeWithoutMulticastNamesTheTopologyFlag) {
+  expect_refused("simulate --strategies iser-moe",
+                 {"--topology: iser-moe needs NVSwitch nodes with in-switch multicast, and a100 has none "
+                  "(e.g. --topology dgx-h100; halo-q is the point-to-point variant)"});
+}
+
 // 2 x 10^9 tokens per rank ended in "out of memory (try a smaller --size-mb or fewer nodes)",
 // flags iser-replay does not have.
 TEST(Hardening, IserReplayTokensBeyondTheBatchLimitAreRefused) {
