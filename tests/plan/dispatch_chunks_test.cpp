@@ -14,28 +14,20 @@
 
 #include "../common/plan_check.hpp"
 #include "fixture.hpp"
+#include "plan_util.hpp"
 #include "plan/comm_plan.hpp"
 #include "random_case.hpp"
 
 namespace zepp {
 namespace {
 
-// 2 nodes x 1 GPU; GPU 0 holds experts 0 and 1 (slots 0, 1), GPU 1 experts 2 and 3. GPU 1's
-// tokens: t0 -> expert 0, t1 -> expert 1, so flow node 1 -> node 0 has two rows, one per slot of
-// GPU 0. Both slots' groups have delivery rank 1, so slot order decides: with C = 2 chunks,
+// test::TwoNodesTwoSlots: flow node 1 -> node 0 has two rows, one per slot of GPU 0. Both
+// slots' groups have delivery rank 1, so slot order decides: with C = 2 chunks,
 // k(slot 0) = floor(2 * 0 / 2) = 0 and k(slot 1) = floor(2 * 1 / 2) = 1, so t0 leaves in chunk 0
 // and t1 in chunk 1. GPU 0 computes on two slots of the flow, so C = min(C_max, 2) = 2.
-struct TwoSlots : ::testing::Test {
-  Topology topo = test::small_topology(2, 1);
-  ModelShape model = test::small_model(4, 1);
-  RoutingBatch batch = test::make_batch(4, 1, {{}, {{0}, {1}}});
-  Placement placement{2, 4, 2, {0, 1, 2, 3}};
-  Routing routing = test::first_replica(batch, placement);
-
+struct TwoSlots : ::testing::Test, test::TwoNodesTwoSlots {
   CommPlan plan(int chunks) const {
-    PlanOptions o{true, true, true, 0.0};
-    o.dispatch_chunks = chunks;
-    return build_comm_plan(batch, placement, routing, topo, model, o);
+    return TwoNodesTwoSlots::plan([&](PlanOptions& o) { o.dispatch_chunks = chunks; });
   }
   static std::vector<int32_t> dispatch_puts(const CommPlan& p) {
     std::vector<int32_t> out;
@@ -43,11 +35,6 @@ struct TwoSlots : ::testing::Test {
       if (p.tasks[i].kind == TaskKind::Transfer && p.tasks[i].phase == Phase::Dispatch && p.tasks[i].hop == Hop::Put)
         out.push_back(int32_t(i));
     return out;
-  }
-  static int32_t compute_of(const CommPlan& p, int slot) {
-    for (size_t i = 0; i < p.tasks.size(); ++i)
-      if (p.tasks[i].kind == TaskKind::Compute && p.tasks[i].slot == slot) return int32_t(i);
-    return -1;
   }
 };
 

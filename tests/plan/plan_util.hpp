@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "plan/comm_plan.hpp"
+#include "fixture.hpp"
 #include "../common/plan_check.hpp"
 
 namespace zepp::test {
@@ -46,5 +47,31 @@ inline std::vector<std::pair<int64_t, std::vector<int64_t>>> rows_of(const CommP
   return rows;
 }
 using Rows = std::vector<std::pair<int64_t, std::vector<int64_t>>>;
+
+// 2 nodes x 1 GPU; GPU 0 holds experts 0 and 1 (slots 0, 1), GPU 1 experts 2 and 3. GPU 1's
+// tokens: t0 -> expert 0 (pair 0), t1 -> expert 1 (pair 1), both computed on GPU 0, so the flow
+// node 1 -> node 0 carries two rows, one per slot of GPU 0, and both return to node 1. The hand
+// cases of chunked dispatch and combine waves are counted on it (their tests say how).
+struct TwoNodesTwoSlots {
+  Topology topo = small_topology(2, 1);
+  ModelShape model = small_model(4, 1);
+  RoutingBatch batch = make_batch(4, 1, {{}, {{0}, {1}}});
+  Placement placement{2, 4, 2, {0, 1, 2, 3}};
+  Routing routing = first_replica(batch, placement);
+
+  // Split, merge and overlap on; `set` changes the option under test.
+  template <class Set>
+  CommPlan plan(Set set) const {
+    PlanOptions o{true, true, true, 0.0};
+    set(o);
+    return build_comm_plan(batch, placement, routing, topo, model, o);
+  }
+  // The compute task of `slot` (-1: none).
+  static int32_t compute_of(const CommPlan& p, int slot) {
+    for (size_t i = 0; i < p.tasks.size(); ++i)
+      if (p.tasks[i].kind == TaskKind::Compute && p.tasks[i].slot == slot) return int32_t(i);
+    return -1;
+  }
+};
 
 }  // namespace zepp::test

@@ -18,27 +18,12 @@
 namespace zepp {
 namespace {
 
-// 2 nodes x 1 GPU; GPU 0 holds experts 0 and 1 (slots 0, 1), GPU 1 experts 2 and 3. GPU 1's
-// tokens: t0 -> expert 0 (pair 0), t1 -> expert 1 (pair 1), both computed on GPU 0 and returned
-// to node 1. Both GEMMs have delivery rank 1 and are memory-bound: 3 * 8 * 1 * 2 B / 100 B/s =
-// 0.48 s each, so est(slot 0) = 0.48, est(slot 1) = 0.96 = span(node 0). With W = 2, t0's row
-// has W * 0.48 / 0.96 = 1 -> wave 0, t1's row 2 -> wave 1.
-struct TwoGemms : ::testing::Test {
-  Topology topo = test::small_topology(2, 1);
-  ModelShape model = test::small_model(4, 1);
-  RoutingBatch batch = test::make_batch(4, 1, {{}, {{0}, {1}}});
-  Placement placement{2, 4, 2, {0, 1, 2, 3}};
-  Routing routing = test::first_replica(batch, placement);
-
-  CommPlan plan(int waves) {
-    PlanOptions o{true, true, true, 0.0};
-    o.combine_waves = waves;
-    return build_comm_plan(batch, placement, routing, topo, model, o);
-  }
-  static int32_t compute_of(const CommPlan& p, int slot) {
-    for (size_t i = 0; i < p.tasks.size(); ++i)
-      if (p.tasks[i].kind == TaskKind::Compute && p.tasks[i].slot == slot) return int32_t(i);
-    return -1;
+// test::TwoNodesTwoSlots: both GEMMs have delivery rank 1 and are memory-bound:
+// 3 * 8 * 1 * 2 B / 100 B/s = 0.48 s each, so est(slot 0) = 0.48, est(slot 1) = 0.96 =
+// span(node 0). With W = 2, t0's row has W * 0.48 / 0.96 = 1 -> wave 0, t1's row 2 -> wave 1.
+struct TwoGemms : ::testing::Test, test::TwoNodesTwoSlots {
+  CommPlan plan(int waves) const {
+    return TwoNodesTwoSlots::plan([&](PlanOptions& o) { o.combine_waves = waves; });
   }
   static std::vector<int32_t> of(const CommPlan& p, TaskKind kind, Phase phase = Phase::Combine) {
     std::vector<int32_t> out;
