@@ -109,9 +109,8 @@ void check_flags(CalibrateFlags& f) {
   if (!f.output.empty()) check_output_file(f.output, "--output");  // before measuring
 }
 
-int calibrate_ranks(CalibrateFlags f) {
-  int me = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+// The checks that need the rank count: the same on every rank, so run_under_mpi prints them once.
+void check_ranks(CalibrateFlags& f) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // One rank has no link to time: the file would carry a 0 GB/s NVLink that simulate refuses.
@@ -124,6 +123,11 @@ int calibrate_ranks(CalibrateFlags f) {
     gethostname(host, sizeof host - 1);
     f.name = std::string("calibrated-") + host;
   }
+}
+
+int calibrate_ranks(const CalibrateFlags& f) {
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
   const mpi::Calibration c = mpi::calibrate(f.opt, MPI_COMM_WORLD);
   if (me != 0) return 0;
   const nlohmann::json doc = mpi::calibrated_topology(c, f.name);
@@ -160,7 +164,7 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--format", f->format, "Output: table or json (the file's content)")->capture_default_str();
   cmd->callback([f] {
     check_flags(*f);
-    run_under_mpi("calibrate", [f] { return calibrate_ranks(*f); });
+    run_under_mpi("calibrate", [f] { check_ranks(*f); }, [f] { return calibrate_ranks(*f); });
   });
 }
 

@@ -6,20 +6,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <sstream>
 
 #include "cli/calibrated.hpp"
 #include "cli/commands.hpp"
 #include "cli/degraded.hpp"
+#include "cli/mpi_command.hpp"
 #include "cli/options.hpp"
 #include "cli/run_layers.hpp"
 #include "cli/timelines.hpp"
 #include "core/error.hpp"
 #include "exec/phases.hpp"
 #include "exec/sim_measured.hpp"
-#include "mpi/ffn.hpp"
 #include "mpi/session.hpp"
 #include "pipeline/swap_line.hpp"
 
@@ -134,8 +134,7 @@ std::string table(const nlohmann::json& doc) {
   return out;
 }
 
-// The checks that need no rank count: run before MPI_Init, so a bad argument is reported once
-// (main.cpp prints on rank 0 only) and no rank starts MPI.
+// The checks that need no rank count, before any rank resolves the workload.
 void check_flags(const RunFlags& f) {
   require(f.tolerance > 0, "--tolerance", "must be positive");
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
@@ -330,56 +329,20 @@ void add_run(CLI::App& app) {
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
     f->swap_horizon_given = cmd->count("--swap-horizon") > 0;
-    // Flag errors too go through the one-reporter path below: a rank that exits on its own
+    // Flag errors too go through the one-reporter path (prepare): a rank that exits on its own
     // before MPI_Init can make mpirun kill rank 0 before it has printed the message.
-    std::string error;
-    try {
-      check_flags(*f);
-    } catch (const InputError& e) {
-      error = std::string("error: ") + e.what();
-    } catch (const ArgumentError& e) {
-      error = std::string("invalid argument: ") + e.what();
-    }
-    int initialised = 0;
-    MPI_Initialized(&initialised);
-    if (!initialised) MPI_Init(nullptr, nullptr);
-    mpi::use_single_blas_thread();
-    int me = 0, size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (me != 0) silence_trace_warnings();
-    // Argument and input errors found while resolving (the rank count, the trace) are the same
-    // on every rank: the lowest rank that has one reports it, once, and every rank exits with
-    // status 2 without MPI_Abort and its banner, which stays for real faults.
-    ResolvedWorkload r;
-    if (error.empty()) try {
-      r = prepare(*f, size);
-    } catch (const InputError& e) {
-      error = std::string("error: ") + e.what();
-    } catch (const ArgumentError& e) {
-      error = std::string("invalid argument: ") + e.what();
-    }
-    int reporter = error.empty() ? size : me;
-    MPI_Allreduce(MPI_IN_PLACE, &reporter, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (reporter < size) {
-      if (me == reporter) std::fprintf(stderr, "zepp: %s\n", error.c_str());
-      std::fflush(stderr);
-      MPI_Finalize();
-      std::exit(2);
-    }
-    int status = 0;
-    try {
-      status = run_ranks(*f, r);
-    } catch (const std::exception& e) {
-      const bool oom = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-      const bool user = oom || dynamic_cast<const InputError*>(&e) || dynamic_cast<const ArgumentError*>(&e);
-      std::fprintf(stderr, "zepp run (rank %d): %s: %s\n", me, user ? "error" : "internal error",
-                   oom ? "out of memory (try smaller --hidden, --ffn or --size-mb)" : e.what());
-      std::fflush(stderr);
-      MPI_Abort(MPI_COMM_WORLD, user ? 2 : 1);  // ends every rank: none is left waiting in a collective
-    }
-    MPI_Finalize();
-    if (status != 0) std::exit(status);
+    auto r = std::make_shared<ResolvedWorkload>();
+    run_under_mpi(
+        "run",
+        [f, r] {
+          check_flags(*f);
+          int me = 0, size = 0;
+          MPI_Comm_rank(MPI_COMM_WORLD, &me);
+          MPI_Comm_size(MPI_COMM_WORLD, &size);
+          if (me != 0) silence_trace_warnings();
+          *r = prepare(*f, size);
+        },
+        [f, r] { return run_ranks(*f, *r); });
   });
 }
 

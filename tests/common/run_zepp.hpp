@@ -85,4 +85,11 @@ inline ProgramResult mpirun_zepp(int np, const std::string& args, int limit_s = 
 
 inline std::string shared_dir() { return ZEPP_SHARED_DIR; }
 
+// Occurrences of `needle` in `text` (a message said once, not once per rank).
+inline size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace zepp::testing

@@ -212,9 +212,13 @@ TEST_F(Calibrated, PredictRefusesAnotherPacingOrNodeShape) {
 }
 
 TEST(Calibrate, BadArgumentsEndEveryRankWithTheFlag) {
+  // Found after MPI starts (the rank count): said once, by rank 0, and every rank exits 2
+  // without MPI_Abort's banner (each rank printed it, then aborted).
   const auto r = testing::mpirun_zepp(2, "calibrate --gpus-per-node 3 --hidden 16 --ffn 8", 60);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--gpus-per-node: 3 does not divide the 2 MPI ranks"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::count_of(r.err, "--gpus-per-node: 3 does not divide the 2 MPI ranks"), 1u) << r.err;
+  EXPECT_EQ(r.err.find("MPI_ABORT"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("(rank "), std::string::npos) << r.err;
   const auto t = testing::mpirun_zepp(2, "calibrate --hidden 16 --ffn 8 --tokens 8,4", 60);
   EXPECT_EQ(t.status, 2);
   EXPECT_NE(t.err.find("--tokens: expected a comma-separated ascending list of whole numbers in [1, 1048576], got 8,4"),

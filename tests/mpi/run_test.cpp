@@ -296,12 +296,6 @@ TEST(MpiRun, RankCountMustBeAMultipleOfGpusPerNode) {
   EXPECT_NE(n.err.find("--nodes"), std::string::npos) << n.err;
 }
 
-// Occurrences of `needle` in `text`.
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
 
 // The time estimate counts every repeat: a billion runs of a small layer are refused before MPI
 // starts, naming the budget and --repeat (they ran unchecked for as long as they took).
@@ -324,7 +318,7 @@ TEST(MpiRun, TraceWarningPrintsOnce) {
   dir.write("prompt_2.json", "");
   const Launch r = mpirun(4, "--trace " + dir.path() + " --model mixtral-8x7b --gpus-per-node 2 --hidden 16 --ffn 8 --strategy zepp", 60);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count_of(r.err, "skipped 1 empty file"), 1u) << r.err;
+  EXPECT_EQ(testing::count_of(r.err, "skipped 1 empty file"), 1u) << r.err;
 }
 
 // Issue 15: a bad argument on 4 ranks is one message, exit status 2 on every rank (mpirun passes
@@ -340,7 +334,7 @@ TEST(MpiRun, BadArgumentOnFourRanksIsOneMessage) {
                         Case{"--model mixtral-8x7b --strategy zepp --swap-horizon 4 --hidden 16 --ffn 8", "--swap-horizon"}}) {
     const Launch r = mpirun(4, c.args, 60);
     EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
-    EXPECT_EQ(count_of(r.err, c.flag), 1u) << c.args << "\n" << r.err;
+    EXPECT_EQ(testing::count_of(r.err, c.flag), 1u) << c.args << "\n" << r.err;
     EXPECT_EQ(r.err.find("MPI_ABORT"), std::string::npos) << c.args << "\n" << r.err;
     EXPECT_LT(r.seconds, 60);
   }
