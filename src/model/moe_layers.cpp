@@ -1,6 +1,7 @@
 #include "model/moe_layers.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -96,6 +97,7 @@ MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const To
   std::vector<std::string> bases;
   std::vector<StrategyOptions> options(systems.size(), opt);
   for (size_t i = 0; i < systems.size(); ++i) bases.push_back(strategy_variant(systems[i], options[i]));
+  std::map<std::string, std::vector<int>> split_notes;  // iterations: split_note -> the later layers it applies to
   for (int layer : out.layers) {
     if (run.iterations == 0) {
       WorkloadOptions w = run.workload;
@@ -120,11 +122,14 @@ MoeRun simulate_moe_layers(const Trace& trace, const ModelShape& model, const To
       SystemMoe& sys = out.systems[i];
       DriftWorkload workload(trace, model, topo, d);  // every system sees the same batches
       if (out.description.empty()) out.description = workload.description(), out.tokens_per_gpu = workload.tokens_per_gpu();
+      else if (i == 0 && !workload.split_note().empty()) split_notes[workload.split_note()].push_back(layer);
       const ServeReport r = serve(workload, model, topo, bases[i], run.iterations, options[i], sim);
       for (size_t i = 0; i < r.iterations.size(); ++i) sys.iterations[i].push_back(from_iteration(layer, r.iterations[i]));
       if (progress) progress(++done, total, sys.system);
     }
   }
+  for (const auto& [note, layers] : split_notes)
+    out.description += fmt::format("; {} {}: {}", layers.size() == 1 ? "layer" : "layers", layer_ranges(layers), note);
   return out;
 }
 

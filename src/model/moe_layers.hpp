@@ -42,7 +42,9 @@ struct SystemMoe {
 };
 
 struct MoeRun {
-  std::string description;    // the first layer's workload description
+  // The first layer's workload description; with iterations, then "; layers L: too few
+  // requests, history/evaluation split by tokens in D" for every other layer split so.
+  std::string description;
   int64_t tokens_per_gpu = 0;
   std::vector<int> layers;    // the trace layers run, ascending
   std::vector<SystemMoe> systems;

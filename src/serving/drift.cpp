@@ -191,8 +191,12 @@ std::string DriftWorkload::description() const {
   return trace_.path + " layer " + std::to_string(layer_) + ", drift " + mode +
          (opt_.mode == DriftMode::None ? "" : " (" + opt_.dataset + ")") + ", datasets " + join(names_) + ", " +
          std::to_string(tokens_per_gpu_) + " tokens/GPU per iteration" +
-         (split_by_tokens_.empty() ? "" : "; too few requests, history/evaluation split by tokens in " + join(split_by_tokens_)) +
+         (split_by_tokens_.empty() ? "" : "; " + split_note()) +
          (opt_.history ? "; history = all of " + opt_.history->path + ", evaluation = all of the served trace" : "");
+}
+
+std::string DriftWorkload::split_note() const {
+  return split_by_tokens_.empty() ? "" : "too few requests, history/evaluation split by tokens in " + join(split_by_tokens_);
 }
 
 int DriftWorkload::dataset_index(int iteration) const {

@@ -64,6 +64,9 @@ class DriftWorkload {
   int64_t tokens_per_gpu() const { return tokens_per_gpu_; }
   int layer() const { return layer_; }
   std::string description() const;
+  // "too few requests, history/evaluation split by tokens in D1, D2" naming the datasets whose
+  // requests were too few to split by requests in this layer, or "" when there are none.
+  std::string split_note() const;
 
   // The dataset served at iteration i (>= 0).
   const std::string& dataset_of(int iteration) const;

@@ -128,6 +128,25 @@ TEST(ModelCli, LayerWithoutEvaluationTokensIsRefusedBeforeAnyLayerRuns) {
   EXPECT_EQ(moe, (std::vector<int>{0, 2}));
 }
 
+// With --iterations the drift workload splits by tokens a dataset whose requests are too few to
+// split by requests (serving/drift.cpp), as for a dataset of one request, but only the first
+// layer's description said so: here each problem is a dataset of one request in layers 0 and 2,
+// and layer 1 (absent from the later problems) is split as one dataset. Every layer split so is
+// named now, with its datasets.
+TEST(ModelCli, IterationsNameEveryLayerSplitByTokens) {
+  const std::string trace = testing::write_file("late_layer_iterations.jsonl", trace_lacking_layer_1_late());
+  const auto r = run_zepp("simulate --trace " + trace + " --model mixtral-8x7b --nodes 2 --layers 0-2 --strategies a2av "
+                          "--iterations 2 --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string workload = nlohmann::json::parse(r.out)["workload"].get<std::string>();
+  const std::string split = "too few requests, history/evaluation split by tokens in ";
+  EXPECT_EQ(workload.rfind(trace + " layer 0, drift none, datasets all, ", 0), 0u) << workload;
+  EXPECT_NE(workload.find(", 128 tokens/GPU per iteration; " + split + "group1, group2, group3, group4; "), std::string::npos)
+      << workload;
+  EXPECT_NE(workload.find("; layer 1: " + split + "all"), std::string::npos) << workload;
+  EXPECT_NE(workload.find("; layer 2: " + split + "group1, group2, group3, group4"), std::string::npos) << workload;
+}
+
 // `--layers all` on a trace lacking layers of a model that has no dense layers failed after
 // simulating every layer ("model: 'mixtral-8x7b' has no dense layers"): refused up front.
 TEST(ModelCli, AllLayersOfAModelWithoutDenseLayersNeedsEveryLayerInTheTrace) {
