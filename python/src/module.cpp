@@ -1,11 +1,13 @@
 // The `_zepp` extension module. Zepp's InputError (bad file contents) and ArgumentError (bad
 // arguments) both reach Python as ValueError, with Zepp's message naming the file or argument.
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "bindings.hpp"
 
 PYBIND11_MODULE(_zepp, m) {
   m.doc() = "Compiled core of the zepp package; use `import zepp`, which documents and validates every call.";
   m.attr("__version__") = ZEPP_VERSION;  // project(VERSION) of the top-level CMakeLists.txt
+  m.attr("MAX_LOAD") = zepp::kMaxLoad;    // the bound every load reader checks (zepp._args.loads)
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -1,6 +1,7 @@
 """zepp.rebalance_experts: EPLB's published outputs reproduced exactly; Zepp's policy invariants."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -174,6 +175,22 @@ def test_bad_arguments_name_the_argument(kwargs, argument):
     args.update(kwargs)
     with pytest.raises(ValueError, match=f"^{argument}"):
         zepp.rebalance_experts(**args)
+
+
+@pytest.mark.parametrize("bad, shown", [(2e15, "2000000000000000.0"), (-1.0, "-1.0"), (float("inf"), "inf"),
+                                        (float("nan"), "nan")])
+def test_weight_entries_follow_the_load_file_rule(bad, shown, tmp_path):
+    # The readers of load files refuse a load above 1e15, negative or not finite (kMaxLoad,
+    # src/core/input_bounds.hpp); weight had no upper bound, and its errors named no entry.
+    weight = np.ones((2, 8))
+    weight[1, 5] = bad
+    for policy in ("eplb", "zepp"):
+        with pytest.raises(ValueError, match=re.escape(f"weight[1, 5]: expected a load in [0, 1e15], got {shown}")):
+            zepp.rebalance_experts(weight, 12, 2, 2, 4, policy=policy)
+    with pytest.raises(ValueError, match=re.escape(f"load[1, 5]: expected a load in [0, 1e15], got {shown}")):
+        zepp.write_sglang_stats(tmp_path / "s.json", weight)  # a file the reader would refuse
+    weight[1, 5] = 1e15  # the bound itself is a load
+    zepp.rebalance_experts(weight, 12, 2, 2, 4, policy="zepp")
 
 
 def test_a_count_that_is_not_an_integer_is_a_type_error():

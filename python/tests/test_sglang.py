@@ -167,5 +167,5 @@ def test_init_expert_location_file(tmp_path):
     (lambda: ZeppSglangEplb.write_init_expert_location("x.json", [0, 1], 2), "physical_to_logical_map"),
 ])
 def test_bad_arguments_name_the_argument(call, argument):
-    with pytest.raises(ValueError, match=f"^{argument}:"):
+    with pytest.raises(ValueError, match=rf"^{argument}(\[[0-9, ]+\])?:"):  # an entry by its index
         call()

@@ -87,12 +87,12 @@ def fits(nbytes, name, what):
                          f"{budget / 2**30:.3g} GiB this process can allocate")
 
 
-def array(value, name, ndim, integer):
+def array(value, name, ndim, integer, finite=True):
     """`value` (numpy array, list, torch tensor on any device, ...) as a numpy array of `ndim`
     dimensions (a tensor through _tensors.host: CPU ones read in place, others copied to the host).
 
     integer=True requires integer entries (returned as int64), else real numbers (float64); both
-    must be finite. NaN or inf raise, as does anything numpy cannot convert. An array whose copy
+    must be finite (unless finite=False). NaN or inf raise, as does anything numpy cannot convert. An array whose copy
     would not fit in memory -- a broadcast view with zero strides can stand for far more values
     than it holds -- raises before it is copied."""
     shape = shape_of(value)
@@ -118,6 +118,25 @@ def array(value, name, ndim, integer):
     if a.dtype.kind not in "iuf":
         raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
     a = a.astype(np.float64)
-    if not np.all(np.isfinite(a)):
+    if finite and not np.all(np.isfinite(a)):
         raise ValueError(f"{name}: expected finite numbers, got NaN or inf")
+    return a
+
+
+# The largest load of one expert: the bound every reader of load files checks (kMaxLoad,
+# src/core/input_bounds.hpp), 1e15 tokens; a larger value is a unit mistake or corruption.
+MAX_LOAD = _zepp.MAX_LOAD
+
+
+def loads(value, name, ndim):
+    """`value` as a float64 array of `ndim` dimensions of expert loads, each finite and in
+    [0, MAX_LOAD] as the file readers require, else ValueError "NAME[i, j]: expected a load in
+    [0, 1e15], got V" naming the first offending entry (array's errors otherwise)."""
+    a = array(value, name, ndim, integer=False, finite=False)
+    with np.errstate(invalid="ignore"):
+        bad = ~((a >= 0) & (a <= MAX_LOAD))  # NaN compares false: refused too
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        bound = f"{MAX_LOAD:.0e}".replace("e+", "e")
+        raise ValueError(f"{name}[{', '.join(map(str, at))}]: expected a load in [0, {bound}], got {float(a[at])!r}")
     return a

@@ -6,7 +6,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, fits
+from ._args import array, fits, loads
 
 PLACEMENT_FORMATS = ("sglang", "trtllm", "eplb-json")
 
@@ -48,12 +48,12 @@ def write_sglang_stats(path, load):
     """Write [L, E] per-layer load as SGLang statistics JSON {"logical_count": [L, E]}.
 
     Integral loads are written as integers, others in shortest round-trip form, so
-    read_sglang_stats(path) returns `load` exactly. Raises ValueError naming `load` (not 2-D,
-    negative, NaN) or the file (cannot write).
+    read_sglang_stats(path) returns `load` exactly. Raises ValueError naming `load` (not 2-D, empty;
+    an entry negative, NaN/inf or above 1e15, which the reader would refuse) or the file (cannot write).
     """
-    a = array(load, "load", 2, integer=False)
-    if a.size == 0 or np.any(a < 0):
-        raise ValueError(f"load: expected a non-empty [layers, experts] array of loads >= 0, got shape {a.shape}")
+    a = loads(load, "load", 2)
+    if a.size == 0:
+        raise ValueError(f"load: expected a non-empty [layers, experts] array of loads, got shape {a.shape}")
     _zepp.write_sglang_stats(_path(path), a)
 
 

@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from ._args import array
+from ._args import array, loads
 from ._formats import _path, read_sglang_stats
 
 
@@ -40,9 +40,7 @@ def _fold(physical, phy2log, name):
 
 def _window(window, phy2log, where):
     """[samples, L, E or P] summed over samples, folded to logical experts when phy2log is given."""
-    w = array(window, where, 3, integer=False)
-    if np.any(w < 0):
-        raise ValueError(f"{where}: expected loads >= 0")
+    w = loads(window, where, 3)
     total = w.sum(axis=0)
     return total if phy2log is None else _fold(total, phy2log, "physical_to_logical_map")
 
@@ -88,7 +86,7 @@ def read_expert_load(path, physical_to_logical_map=None):
 def _from_object(data, phy2log):
     if isinstance(data, dict):
         if "logical_count" in data:  # SGLang "stat" dump
-            counts = array(data["logical_count"], "logical_count", np.ndim(data["logical_count"]), integer=False)
+            counts = loads(data["logical_count"], "logical_count", np.ndim(data["logical_count"]))
             if counts.ndim not in (2, 3):
                 raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
             return counts.sum(axis=0) if counts.ndim == 3 else counts
@@ -97,7 +95,7 @@ def _from_object(data, phy2log):
             if not records:
                 raise ValueError("records: expected records with global_physical_count (per_pass mode); "
                                  "per_token dumps hold topk ids, convert them with the recorder's own tools")
-            total = sum(array(r["global_physical_count"], "global_physical_count", 2, integer=False) for r in records)
+            total = sum(loads(r["global_physical_count"], "global_physical_count", 2) for r in records)
             return _fold(total, data.get("last_physical_to_logical_map", phy2log), "last_physical_to_logical_map")
         for key in ("load_window_cpu", "expert_load_window"):
             if key in data:

@@ -4,7 +4,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, check_placement, count, shape_of
+from ._args import array, check_placement, count, loads, shape_of
 from ._tensors import Caller
 
 
@@ -15,13 +15,11 @@ def _checked(weight, num_replicas, num_groups, num_nodes, num_gpus, policy):
     if shape is not None and len(shape) == 2:  # weight alone (one slot per expert), then with the replicas
         check_placement(shape[0], shape[1], shape[1], gpus, policy == "zepp", "weight")
         check_placement(shape[0], shape[1], P, gpus, policy == "zepp", "num_replicas")
-    w = array(weight, "weight", 2, integer=False)
+    w = loads(weight, "weight", 2)
     if w.shape[0] == 0 or w.shape[1] == 0:
         raise ValueError(f"weight: expected at least one layer and one expert, got shape {w.shape}")
     check_placement(w.shape[0], w.shape[1], w.shape[1], gpus, policy == "zepp", "weight")
     check_placement(w.shape[0], w.shape[1], P, gpus, policy == "zepp", "num_replicas")
-    if np.any(w < 0):
-        raise ValueError("weight: expected loads >= 0")
     return w, P, groups, nodes, gpus
 
 
@@ -187,7 +185,8 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         With return_moves, a fourth element: the dict above.
 
     Raises:
-        ValueError naming the argument: weight not 2-D, empty, negative, NaN/inf or not numeric;
+        ValueError naming the argument: weight not 2-D, empty or not numeric; an entry of weight
+            negative, NaN/inf or above 1e15 (as the load file readers refuse), named by its index;
         counts that are not positive integers or do not divide as required; an unknown policy;
         previous / failed_ranks with policy "eplb", of the wrong shape or out of range; too few
         surviving ranks for every expert.

@@ -17,7 +17,7 @@ What this adapter follows in SGLang (python/sglang/srt/eplb/):
 
 import numpy as np
 
-from .._args import array, count
+from .._args import array, count, loads
 from .._formats import write_placement
 from .._placement import rebalance_experts
 from .._tensors import Caller, host
@@ -124,14 +124,14 @@ class ZeppSglangEplb:
             EP, and appear in neither of the other two. With return_moves, the report fourth.
 
         Raises:
-            ValueError naming the argument (SGLang's names): tokens_per_expert not 2-D or 3-D,
-            empty, negative or not finite; counts that do not divide; previous of the wrong shape
+            ValueError naming the argument (SGLang's names): tokens_per_expert not 2-D or 3-D or
+            empty, an entry negative, not finite or above 1e15 (named by its index); counts that do not divide; previous of the wrong shape
             or with ids outside [0, E); failed_ranks / active_ranks out of range, repeated, both
             given, or leaving too few slots for every expert.
         """
         tokens = np.asarray(host(tokens_per_expert))
         if tokens.ndim == 3:
-            tokens = array(tokens, "tokens_per_expert", 3, integer=False).sum(axis=0)
+            tokens = loads(tokens, "tokens_per_expert", 3).sum(axis=0)  # each step's entry named
         elif tokens.ndim != 2:
             raise ValueError(f"tokens_per_expert: expected [steps, layers, experts] or [layers, experts], "
                              f"got shape {tokens.shape}")
@@ -165,7 +165,7 @@ class ZeppSglangEplb:
                 phy2log, log2phy, logcnt = rebalance_experts(tokens, P, 1, nodes, ranks, policy="zepp")
         except (ValueError, TypeError) as e:
             message = str(e)
-            name = message.split(":", 1)[0]
+            name = message.split(":", 1)[0].split("[", 1)[0]  # "weight[0, 5]: ..." names an entry
             raise type(e)(_SGLANG_NAMES.get(name, name) + message[len(name):]) from None
         phy2log = np.where(phy2log < 0, 0, phy2log)  # SGLang's elastic EP: a lost rank's slots hold expert 0
         if cls.stable:
