@@ -9,6 +9,7 @@
 
 #include "cli/serve.hpp"
 #include "core/error.hpp"
+#include "core/figure.hpp"
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
 #include "serving/experiments.hpp"
@@ -65,7 +66,8 @@ void run(DriftFlags f, const std::string& name) {
   require(!cases.empty(), "--workloads", "expected some of llama4, qwen3, deepseek");
   const std::string base = f.out_dir + "/" + name;
   check_output_dir(f.out_dir, "--out");  // before the experiment: outputs that cannot be written
-  for (const char* ext : {".csv", ".md", ".svg"}) check_output_file(base + ext, "--out");
+  for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");
+  if (f.opt.simulate) check_figure_files(base, {".dat"}, "--out");
   const auto rows = run_drift_experiment(cases, f.opt);
   std::filesystem::create_directories(f.out_dir);
   write_file_atomically(base + ".csv", provenance_line() + drift_csv(rows), "--out");

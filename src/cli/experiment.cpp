@@ -57,6 +57,13 @@ void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
   // Outputs checked before the sweep: a device, FIFO or folder is refused, never replaced.
   check_output_file(opt.csv_path, "--csv");
   check_output_dir(f.plots_dir, "--plots");
+  if (spec.experiment == "fig9") {
+    std::vector<std::string> workloads;
+    for (const auto& w : spec.workloads) workloads.push_back(w.name);
+    experiments::check_fig9_files(f.plots_dir, workloads, "--plots");
+  } else {
+    experiments::check_fig10_files(f.plots_dir, "--plots");
+  }
   std::filesystem::create_directories(std::filesystem::path(opt.csv_path).parent_path().empty()
                                           ? std::filesystem::path(".")
                                           : std::filesystem::path(opt.csv_path).parent_path());
@@ -125,6 +132,7 @@ void run_fig11_cmd(const Fig11Flags& f) {
   const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
   check_output_file(csv, "--csv");
   check_output_dir(f.plots, "--plots");
+  experiments::check_fig11_files(f.plots, "--plots");
   const auto dir = std::filesystem::path(csv).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
   const auto rows = experiments::run_fig11(spec, f.traces, csv, f.opt, stderr);
@@ -168,6 +176,14 @@ void run_report(const ReportFlags& f) {
     made_by.emplace_back(fig11_csv, p);
   }
   if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial/--fig9-free");
+  {  // every figure's files before the first is drawn
+    std::vector<std::string> workloads;
+    for (const auto& r : fig9)
+      if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
+    experiments::check_fig9_files(figs.string(), workloads, "--figures");
+    if (!fig10.empty()) experiments::check_fig10_files(figs.string(), "--figures");
+    if (!fig11.empty()) experiments::check_fig11_files(figs.string(), "--figures");
+  }
   const std::string provenance = experiments::provenance_markdown(made_by);
   if (std::none_of(made_by.begin(), made_by.end(), [](const auto& m) { return m.second.has_value(); }))
     std::fprintf(stderr, "zepp: warning: no results CSV says which program made it (written before zepp recorded its "

@@ -6,16 +6,15 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <span>
 #include <sstream>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/figure.hpp"
 #include "core/output_file.hpp"
 #include "core/presets.hpp"
 #include "model/compose.hpp"
@@ -37,6 +36,10 @@ constexpr Published kPaper[] = {{"prefill", 1, 1.32}, {"prefill", 16, 1.92}, {"d
 constexpr const char* kPaperQuote =
     "§6.4: \"From 1 to 16 MB per GPU, prefill throughput gains increase from 1.32× to 1.92×, while decode speedups "
     "increase from 1.04× to 1.57×.\"";
+
+// The figure's files: BASE.dat (ours), BASE-paper.dat (the published endpoints), BASE.gp, BASE.svg.
+std::string fig11_base(const std::string& out_dir) { return out_dir + "/fig11"; }
+const std::vector<std::string> kFig11Data = {".dat", "-paper.dat"};
 
 const char* kHeader = "size_mb,phase,system,tokens_per_gpu,context,step_ms,moe_ms,non_moe_ms,tokens_per_s,speedup\n";
 
@@ -177,10 +180,13 @@ std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenan
   return rows;
 }
 
+void check_fig11_files(const std::string& out_dir, const std::string& flag) {
+  check_figure_files(fig11_base(out_dir), kFig11Data, flag);
+}
+
 std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out_dir) {
   require(!rows.empty(), "rows", "hold no fig11 results");
-  std::filesystem::create_directories(out_dir);
-  const std::string base = out_dir + "/fig11";
+  const std::string base = fig11_base(out_dir);
   const auto systems = systems_of(rows);
   std::string dat = "size_mb";
   for (size_t i = 1; i < systems.size(); ++i) dat += " prefill-" + systems[i] + " decode-" + systems[i];
@@ -200,8 +206,6 @@ std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out
     for (const auto& x : kPaper) (std::string(x.phase) == "prefill" ? p : d) += x.mb == mb ? x.speedup : 0;
     paper += fmt::format("{} {} {}\n", mb, p, d);
   }
-  std::ofstream(base + ".dat") << dat;
-  std::ofstream(base + "-paper.dat") << paper;
   // The y range hugs the values (ours, the paper's and 1x) so 0.98-1.4x is not a flat line at the
   // bottom of 0-2; the x range leaves room around 1 and 16 MB so their ticks and markers show.
   double lo = 1.0, hi = 1.0;
@@ -225,14 +229,7 @@ std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out
                     "'{0}-paper.dat' using 1:3 with points pt 4 ps 2 lc 'black' title 'decode (paper)', "
                     "1 with lines dt 3 lc 'gray' notitle\n",
                     base);
-  std::ofstream(base + ".gp") << gp;
-  require(base.find('\'') == std::string::npos, "out_dir", "must not contain a single quote");
-  FILE* p = ::popen(("gnuplot '" + base + ".gp' 2>&1").c_str(), "r");
-  if (!p) throw std::runtime_error("cannot start gnuplot");
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  if (::pclose(p) != 0) throw std::runtime_error("gnuplot failed on " + base + ".gp: " + out);
+  write_figure(base, {{kFig11Data[0], dat}, {kFig11Data[1], paper}}, gp, "out_dir");
   return base + ".svg";
 }
 

@@ -57,6 +57,9 @@ std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenan
 // first system) against MB per GPU, with the paper's published endpoints. Returns its path. Throws std::runtime_error when
 // gnuplot fails, ArgumentError("rows") when empty.
 std::string plot_fig11(const std::vector<Fig11Row>& rows, const std::string& out_dir);
+// The files plot_fig11 writes in out_dir, checked (check_figure_files, core/figure.hpp) naming
+// `flag`: before the runs that make them.
+void check_fig11_files(const std::string& out_dir, const std::string& flag);
 
 // The docs/reproduction.md section: our figures beside the paper's 1.32-1.92x and 1.04-1.57x,
 // the setup and a reading generated from the rows. `figure`: SVG path relative to the markdown.

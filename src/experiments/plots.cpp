@@ -1,37 +1,17 @@
 // Figures 9 and 10 as SVG through gnuplot: a data file and a script per figure, kept beside the
 // SVG so a figure can be restyled by hand.
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <set>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/figure.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/report.hpp"
 
 namespace zepp::experiments {
 namespace {
-
-void run_gnuplot(const std::string& script) {
-  require(script.find('\'') == std::string::npos, "out_dir", "must not contain a single quote");
-  FILE* p = ::popen(("gnuplot '" + script + "' 2>&1").c_str(), "r");
-  if (!p) throw std::runtime_error("cannot start gnuplot");
-  std::string out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  if (::pclose(p) != 0) throw std::runtime_error("gnuplot failed on " + script + ": " + out);
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw std::runtime_error("cannot write " + path);
-}
 
 std::vector<const ResultRow*> of_experiment(const std::vector<ResultRow>& rows, const std::string& experiment) {
   std::vector<const ResultRow*> out;
@@ -50,11 +30,21 @@ std::vector<std::string> strategies_in_order(const std::vector<const ResultRow*>
 
 const char* kTerminal = "set terminal svg size 1100,460 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n";
 
+std::string fig9_base(const std::string& out_dir, const std::string& workload) { return out_dir + "/fig9-" + workload; }
+std::string fig10_base(const std::string& out_dir) { return out_dir + "/fig10"; }
+
 }  // namespace
+
+void check_fig9_files(const std::string& out_dir, const std::vector<std::string>& workloads, const std::string& flag) {
+  for (const auto& w : workloads) check_figure_files(fig9_base(out_dir, w), {".dat"}, flag);
+}
+
+void check_fig10_files(const std::string& out_dir, const std::string& flag) {
+  check_figure_files(fig10_base(out_dir), {".dat"}, flag);
+}
 
 std::vector<std::string> plot_fig9(const std::vector<ResultRow>& all, const std::string& out_dir) {
   const auto rows = of_experiment(all, "fig9");
-  std::filesystem::create_directories(out_dir);
   const auto strategies = strategies_in_order(rows);
   std::vector<std::string> workloads;
   for (const auto* r : rows)
@@ -75,8 +65,7 @@ std::vector<std::string> plot_fig9(const std::vector<ResultRow>& all, const std:
       for (const auto& s : strategies) dat += by.count(s) ? fmt::format(" {:.4f}", by.at(s)) : std::string(" NaN");
       dat += "\n";
     }
-    const std::string base = out_dir + "/fig9-" + w;
-    write_file(base + ".dat", dat);
+    const std::string base = fig9_base(out_dir, w);
     std::string gp = kTerminal;
     gp += fmt::format("set output '{}.svg'\n", base);
     gp += fmt::format("set title 'Figure 9: {} ({}), speedup over A2AV+GEMM, simulated a100 cluster'\n", w, model);
@@ -84,8 +73,7 @@ std::vector<std::string> plot_fig9(const std::vector<ResultRow>& all, const std:
           "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset ylabel 'speedup over a2av (x)'\n"
           "set yrange [0:*]\nset grid ytics\nset key outside right top\nset xtics nomirror\n";
     gp += fmt::format("plot for [i=2:{}] '{}.dat' using i:xtic(1) title columnheader(i)\n", strategies.size() + 1, base);
-    write_file(base + ".gp", gp);
-    run_gnuplot(base + ".gp");
+    write_figure(base, {{".dat", dat}}, gp, "out_dir");
     svgs.push_back(base + ".svg");
   }
   return svgs;
@@ -93,7 +81,6 @@ std::vector<std::string> plot_fig9(const std::vector<ResultRow>& all, const std:
 
 std::vector<std::string> plot_fig10(const std::vector<ResultRow>& all, const std::string& out_dir) {
   const auto rows = of_experiment(all, "fig10");
-  std::filesystem::create_directories(out_dir);
   // Columns: one series per (strategy other than a2av, topology, size); rows: node counts.
   std::vector<std::string> series;
   std::map<int, std::map<std::string, double>> table;
@@ -112,8 +99,7 @@ std::vector<std::string> plot_fig10(const std::vector<ResultRow>& all, const std
     for (const auto& s : series) dat += by.count(s) ? fmt::format(" {:.4f}", by.at(s)) : std::string(" NaN");
     dat += "\n";
   }
-  const std::string base = out_dir + "/fig10";
-  write_file(base + ".dat", dat);
+  const std::string base = fig10_base(out_dir);
   std::string gp = kTerminal;
   gp += fmt::format("set output '{}.svg'\n", base);
   gp += "set title 'Figure 10: weak scaling, Kimi-K2 shape (synthetic selections), speedup over A2AV+GEMM'\n"
@@ -121,8 +107,7 @@ std::vector<std::string> plot_fig10(const std::vector<ResultRow>& all, const std
         "set ylabel 'speedup over a2av (x)'\nset yrange [0:*]\nset grid\nset key outside right top\n";
   gp += fmt::format("plot for [i=2:{}] '{}.dat' using 1:i with linespoints lw 2 pt 7 title columnheader(i)\n",
                     series.size() + 1, base);
-  write_file(base + ".gp", gp);
-  run_gnuplot(base + ".gp");
+  write_figure(base, {{".dat", dat}}, gp, "out_dir");
   return {base + ".svg"};
 }
 

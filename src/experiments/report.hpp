@@ -16,6 +16,10 @@ namespace zepp::experiments {
 // experiment, std::runtime_error when gnuplot fails.
 std::vector<std::string> plot_fig9(const std::vector<ResultRow>& rows, const std::string& out_dir);
 std::vector<std::string> plot_fig10(const std::vector<ResultRow>& rows, const std::string& out_dir);
+// The files plot_fig9 (for these workloads) and plot_fig10 write in out_dir, checked
+// (check_figure_files, core/figure.hpp) naming `flag`: before the sweep that makes them.
+void check_fig9_files(const std::string& out_dir, const std::vector<std::string>& workloads, const std::string& flag);
+void check_fig10_files(const std::string& out_dir, const std::string& flag);
 
 // Zepp's speedup over the fastest other strategy of each configuration, and its geometric
 // mean over configurations. Configurations without a zepp row or another strategy are skipped.

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/figure.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
 #include "exec/sim.hpp"
@@ -19,12 +18,6 @@ namespace zepp {
 namespace {
 
 const char* mode_name(DriftMode m) { return m == DriftMode::Only ? "only" : m == DriftMode::Rotating ? "rotating" : "none"; }
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw std::runtime_error("cannot write " + path);
-}
 
 }  // namespace
 
@@ -142,21 +135,13 @@ void plot_drift_speedups(const std::vector<DriftResult>& rows, const std::string
     for (const auto& s : systems) dat += speedup[g].count(s) ? fmt::format(" {:.4f}", speedup[g][s]) : " NaN";
     dat += "\n";
   }
-  write_file(base + ".dat", dat);
   std::string gp = "set terminal svg size 1000,420 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n";
   gp += fmt::format("set output '{}.svg'\nset title '{}'\n", base, title);
   gp += "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
         "set yrange [0:*]\nset grid ytics\nset key outside right top\nset xtics nomirror scale 0\n";
   gp += fmt::format("set ylabel 'speedup over {}'\n", systems.front());
   gp += fmt::format("plot for [i=2:{}] '{}.dat' using i:xtic(1) title columnheader(i)\n", systems.size() + 1, base);
-  write_file(base + ".gp", gp);
-  require(base.find('\'') == std::string::npos, "base", "must not contain a single quote");
-  FILE* p = ::popen(("gnuplot '" + base + ".gp' 2>&1").c_str(), "r");
-  if (!p) throw std::runtime_error("cannot start gnuplot");
-  std::string msg;
-  char buf[1024];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) msg.append(buf, n);
-  if (::pclose(p) != 0) throw std::runtime_error("gnuplot failed on " + base + ".gp: " + msg);
+  write_figure(base, {{".dat", dat}}, gp, "base");
 }
 
 }  // namespace zepp

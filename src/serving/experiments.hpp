@@ -62,7 +62,8 @@ std::string drift_csv(const std::vector<DriftResult>& rows);
 std::string drift_markdown(const std::vector<DriftResult>& rows, bool latency);
 
 // Bar chart of speedups per (workload, scenario), one bar per system, via gnuplot: writes
-// `base`.dat, `base`.gp and `base`.svg. Throws std::runtime_error when gnuplot fails.
+// `base`.dat, `base`.gp and `base`.svg (write_figure, core/figure.hpp). Throws std::runtime_error
+// when gnuplot fails, ArgumentError("base: ...") for a path that cannot be written.
 void plot_drift_speedups(const std::vector<DriftResult>& rows, const std::string& base, const std::string& title);
 
 }  // namespace zepp

@@ -91,6 +91,44 @@ TEST(Outputs, DirectoryFifoAndFileRefusedWithoutStrayFiles) {
   EXPECT_TRUE(fs::is_empty(dir / "folder.csv"));
 }
 
+// The figures' data files and gnuplot scripts follow the output-path rules too (core/figure.hpp):
+// they were written with a plain std::ofstream after the work, so a folder or FIFO where
+// fig11.dat goes was skipped without a word (fig11) or failed after the sweep with an internal
+// error (fig9, report). Each is refused before any work, naming the flag, and nothing is written.
+TEST(Outputs, FigureFilesRefusedBeforeAnyWork) {
+  const fs::path dir = scratch("figure-files");
+  fs::create_directories(dir / "p9" / "fig9-deepseek-v2-lite.dat");
+  fs::create_directories(dir / "p11");
+  ASSERT_EQ(::mkfifo((dir / "p11" / "fig11-paper.dat").c_str(), 0644), 0);
+  fs::create_directories(dir / "figs" / "fig10.gp");
+  struct Case {
+    std::string args, says;
+  };
+  const std::string fig9_csv = std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv";
+  const std::string fig10_csv = std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig10.csv";
+  const std::vector<Case> cases = {
+      {kFig9Small + " --csv " + (dir / "9.csv").string() + " --plots " + (dir / "p9").string(),
+       "--plots: " + (dir / "p9" / "fig9-deepseek-v2-lite.dat").string() + " is a directory"},
+      {"experiment fig11 --csv " + (dir / "11.csv").string() + " --plots " + (dir / "p11").string(),
+       "--plots: " + (dir / "p11" / "fig11-paper.dat").string() + " is a FIFO"},
+      {"experiment report --allow-mixed-commits --fig9 " + fig9_csv + " --fig10 " + fig10_csv + " --out " +
+           (dir / "r.md").string() + " --figures " + (dir / "figs").string(),
+       "--figures: " + (dir / "figs" / "fig10.gp").string() + " is a directory"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_zepp(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("configurations"), std::string::npos) << "the sweep started: " << r.err;
+  }
+  std::vector<std::string> left;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) left.push_back(fs::relative(e.path(), dir).string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"figs", "figs/fig10.gp", "p11", "p11/fig11-paper.dat", "p9",
+                                            "p9/fig9-deepseek-v2-lite.dat"}))
+      << "work began before the check";
+}
+
 // One rule for output paths (core/output_file.hpp): `simulate --timeline` created a missing
 // folder where `place --output` failed after the work ("cannot open for writing"), and
 // `--timeline DIR/` wrote DIR/-a2av.json. A missing folder is created by both; a name ending in
