@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/topology_file.hpp"
 
@@ -72,24 +75,40 @@ std::string summary_table(const nlohmann::json& s) {
                      c["gpus_per_node"].get<int>(), c["topology"].get<std::string>(), c["links"].get<std::string>(),
                      c["executor"].get<std::string>(),
                      c["executor"] == "sim" ? ", " + c["link_sharing"].get<std::string>() + " link sharing" : "");
-  size_t width = 12;  // the name column fits the longest label ("zepp+swaps/no-split/no-merge")
-  for (const auto& r : s["strategies"]) width = std::max(width, r["name"].get<std::string>().size());
-  out += fmt::format("{:<{}} {:>12} {:>8} {:>8} {:>8} {:>9} {:>13} {:>12} {:>12} {:>7} {:>13} {:>13} {:>8}\n", "strategy", width,
-                     "latency(us)", "meta us", "plan us", "speedup", "imbalance", "inter-node MB", "NVLink MB", "max NIC MB",
-                     "hidden", "route cost us", "optimum us", "gap");
+  // Each column as wide as its header's minimum width or its widest cell, so the columns stay
+  // aligned however large a value: a 1 KB/s NIC (--nic-gbps 1e-6) takes 1e10 us and more.
+  const std::vector<std::pair<std::string, size_t>> head = {
+      {"strategy", 12},  {"latency(us)", 12}, {"meta us", 8},    {"plan us", 8},       {"speedup", 8},
+      {"imbalance", 9},  {"inter-node MB", 13}, {"NVLink MB", 12}, {"max NIC MB", 12}, {"hidden", 7},
+      {"route cost us", 13}, {"optimum us", 13}, {"gap", 8}};
+  std::vector<std::vector<std::string>> rows;
   for (const auto& r : s["strategies"]) {
     const std::string speedup = r["speedup_vs_a2av"].is_null() ? "-" : fmt::format("{:.2f}x", r["speedup_vs_a2av"].get<double>());
     const bool solved = !r["routing_cost_optimal_us"].is_null();
     const std::string gap_s = !solved ? "-" : r["routing_gap"].is_null() ? "n/a" : fmt::format("{:.1f}%", 100 * r["routing_gap"].get<double>());
     const std::string optimum_s = solved ? fmt::format("{:.1f}", r["routing_cost_optimal_us"].get<double>()) : "-";
-    out += fmt::format("{:<{}} {:>12.1f} {:>8.1f} {:>8.1f} {:>8} {:>9.3f} {:>13.2f} {:>12.2f} {:>12.2f} {:>6.0f}% {:>13.1f} {:>13} {:>8}\n",
-                       r["name"].get<std::string>(), width, r["latency_us"].get<double>(), r["metadata_us"].get<double>(),
-                       r["planning_us"].get<double>(), speedup,
-                       r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>() / 1e6,
-                       r["nvlink_bytes"].get<double>() / 1e6, r["max_nic_bytes"].get<double>() / 1e6,
-                       100 * r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(),
-                       optimum_s, gap_s);
+    rows.push_back({r["name"].get<std::string>(), fmt::format("{:.1f}", r["latency_us"].get<double>()),
+                    fmt::format("{:.1f}", r["metadata_us"].get<double>()), fmt::format("{:.1f}", r["planning_us"].get<double>()),
+                    speedup, fmt::format("{:.3f}", r["imbalance"].get<double>()),
+                    fmt::format("{:.2f}", r["inter_node_bytes"].get<double>() / 1e6),
+                    fmt::format("{:.2f}", r["nvlink_bytes"].get<double>() / 1e6),
+                    fmt::format("{:.2f}", r["max_nic_bytes"].get<double>() / 1e6),
+                    fmt::format("{:.0f}%", 100 * r["comm_hidden_fraction"].get<double>()),
+                    fmt::format("{:.1f}", r["routing_cost_us"].get<double>()), optimum_s, gap_s});
   }
+  std::vector<size_t> width;
+  for (const auto& [name, least] : head) width.push_back(std::max(least, name.size()));
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l = fmt::format("{:<{}}", cells[0], width[0]);  // names left, numbers right
+    for (size_t i = 1; i < cells.size(); ++i) l += fmt::format(" {:>{}}", cells[i], width[i]);
+    return l + "\n";
+  };
+  std::vector<std::string> names;
+  for (const auto& h : head) names.push_back(h.first);
+  out += line(names);
+  for (const auto& row : rows) out += line(row);
   if (std::any_of(s["strategies"].begin(), s["strategies"].end(), [](const auto& r) { return r["routing_cost_optimal_us"].is_null(); }))
     out += "optimum -: not solved (--optimum off, or skipped as stderr says), or the strategy's routing ignores equation (1)'s balance bound, so that optimum is no lower bound for it\n";
   for (const auto& r : s["strategies"])

@@ -27,7 +27,8 @@ namespace zepp {
 nlohmann::json summary_json(const Workload& w, const ModelShape& m, const Topology& t, const std::string& executor,
                             const std::vector<StrategyOutcome>& outcomes, PlanningMode planning);
 
-// A human-readable table (one row per strategy) preceded by a workload line.
+// A human-readable table (one row per strategy) preceded by a workload line; each column is as
+// wide as its widest cell, so it stays aligned whatever the values.
 std::string summary_table(const nlohmann::json& summary);
 
 // CSV with a header row; one row per strategy, workload fields repeated on every row.

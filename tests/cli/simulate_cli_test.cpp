@@ -1,5 +1,7 @@
 // `zepp simulate` end to end: the built-in workload, real traces, and bad arguments (exit 2).
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -340,6 +342,31 @@ TEST(SimulateCli, BandwidthsWithoutAnExactRatioSkipTheOptimumSayingWhy) {
   EXPECT_EQ(on.status, 2);
   EXPECT_EQ(on.err.rfind("zepp: invalid argument: --optimum: on: the exact solver", 0), 0u) << on.err;
   EXPECT_NE(on.err.find("--nvlink-gbps / --nic-gbps"), std::string::npos) << on.err;
+}
+
+// At the lowest NIC bandwidth allowed (1 KB/s) a2av's latency has 11 digits before the point:
+// it overflowed its 12-wide column and pushed the rest of its row right. Every column is now as
+// wide as its widest cell: each line of the table has the header's length, and each row's
+// latency ends under "latency(us)".
+TEST(SimulateCli, TableColumnsStayAlignedAtExtremeBandwidths) {
+  const auto r = run_zepp("simulate --nodes 2 --strategies a2av,zepp --executor estimate --optimum off --nic-gbps 0.000001");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> table;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("strategy ", 0) == 0 || line.rfind("a2av ", 0) == 0 || line.rfind("zepp ", 0) == 0) table.push_back(line);
+  ASSERT_EQ(table.size(), 3u) << r.out;
+  const size_t latency_end = table[0].find("latency(us)") + std::string("latency(us)").size();
+  size_t widest = 0;
+  for (size_t i = 1; i < table.size(); ++i) {
+    EXPECT_EQ(table[i].size(), table[0].size()) << r.out;
+    std::istringstream cells(table[i]);
+    std::string name, latency;
+    cells >> name >> latency;
+    widest = std::max(widest, latency.size());
+    EXPECT_EQ(table[i].find(latency) + latency.size(), latency_end) << r.out;
+  }
+  EXPECT_GT(widest, 12u) << "the case no longer makes a latency wider than the column's 12:\n" << r.out;
 }
 
 }  // namespace
