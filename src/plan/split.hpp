@@ -50,10 +50,10 @@ SplitMatrix plan_split(const std::vector<int64_t>& volumes, const PlanOptions& o
 // put itself lands there). Eq. (2) bounds the NICs; whether meeting the bound is worth its NVLink
 // hops is the question the paper leaves to the cost c_ij. On the DeepSeek-V2-Lite trace (4 x 4
 // A100 GPUs, 4 KiB rows) at 1 MiB a flow's excess is ~18 rows, ~3 us of NIC time, against ~5 us
-// of hops: splitting every flow made full zepp slower than --no-split (365.2 vs 358.0 us),
-// splitting when it pays leaves it equal (358.0); at 16 MiB splitting pays and zepp takes 3811 us
-// against 3864 without split. Fig. 9's ablation table (docs/reproduction.md) checks every
-// configuration.
+// of hops: splitting every flow made full zepp slower than zepp/no-split, and splitting only
+// when it pays leaves it no slower; at 16 MiB the excess outweighs the hops and splitting pays.
+// The current effect in every Figure 9 configuration is the zepp/no-split column of the ablation
+// table in docs/reproduction.md, regenerated with the figures (no number here to go stale).
 bool split_pays(const std::vector<int64_t>& volumes, const SplitMatrix& x, const Topology& topo, double token_bytes);
 
 }  // namespace zepp
