@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/roofline.hpp"
+#include "plan/split.hpp"
 
 namespace zepp::plan_detail {
 
@@ -208,9 +209,18 @@ void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
 // its GPUs hold only their node's rows; with those merged into a slot's remote group (delivery
 // order puts the own node last, below the ridge it joins the group before), a GPU sits idle until
 // dispatch ends (Kimi-K2 4 x 4, 4 MB: 2,379 us without this rule, 2,097 us with it). Rule: the
-// GPU's idle window is estimated as the node's inbound dispatch over its G NICs,
-//   A_d = nic_latency + rows into node d from other nodes · token_bytes / (G · nic_bw),
-// and filled, slot by slot, with the own-node rows computed as a group of their own. Splitting
+// GPU's idle window lasts until the first inter-node rows it can compute arrive, estimated as
+//   A_d = nic_latency + f_d · rows into node d from other nodes · token_bytes / (G · nic_bw),
+// the node's inbound dispatch over its G NICs up to the end of the first dispatch chunk, f_d
+// being the largest share of an inbound flow's rows in that flow's first chunk (all flows into d
+// share its NICs and progress together; a GPU's first remote group waits for the first chunk of
+// every flow that carries its rows). The chunks are those dispatch_chunks.cpp cuts, computed by
+// its rule on the groups without local-first (split, chunk count, slot order); f_d = 1 without
+// chunks. (With f_d = 1 under chunked dispatch the window outlasted the GPU's idle: Qwen3-235B
+// 4 nodes 4 MB, each GPU already held ~190 us of own-node slots when remote rows came at
+// ~210-270 us, yet split slots to fill ~420 us; the extra weight reads pushed its remote groups,
+// and so the inter-node combine, later: 1,025.2 us against 961.5 without local-first.) It is
+// filled, slot by slot, with the own-node rows computed as a group of their own. Splitting
 // slot s costs a second GEMM launch and, below the ridge, a second weight read; what it takes off
 // the time after arrival is gain_s = T(all rows) − T(remote rows) (T the roofline time), so slots
 // are taken by gain descending (ties: lower slot), only with gain > 0, while the window is not yet
@@ -224,24 +234,73 @@ void Builder::add_weight_moves(const std::vector<WeightMove>& moves) {
 // 4,571.) So a split never makes a memory-bound GEMM pay a second weight read for nothing (gain 0
 // when both parts are below the ridge), and the merging up to the ridge is kept where the GPU has
 // other work.
-std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) const {
+std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) {
   const int S = placement_.num_slots();
   std::vector<char> chosen(S, 0);
   if (N_ == 1) return chosen;
-  std::vector<int64_t> inbound(N_, 0);  // rows into each node from other nodes (merge: once per node)
-  for (int64_t t = 0; t < batch_.num_tokens(); ++t) {
-    const int n = node_of(src_gpu_of_token_[t]);
-    uint64_t seen = 0;  // nodes < 64 tracked exactly; beyond, counted per pair (an upper bound)
-    for (int k = 0; k < K_; ++k) {
-      const int d = node_of(gpu_of_pair_[t * K_ + k]);
-      if (d == n) continue;
-      if (opt_.merge && d < 64) {
-        if (seen >> d & 1) continue;
-        seen |= uint64_t(1) << d;
+  // Rows of each flow m -> d (merge: a token once per node; nodes < 64 tracked exactly, beyond
+  // counted per pair, an upper bound) and per source GPU (the split's volumes).
+  std::vector<int64_t> flow_rows(size_t(N_) * N_, 0), volumes(size_t(N_) * N_ * G_, 0);
+  const int64_t T_tokens = batch_.num_tokens();
+  auto for_rows = [&](auto&& row) {  // row(token, its node, destination node, first pair, last pair)
+    for (int64_t t = 0; t < T_tokens; ++t) {
+      const int n = node_of(src_gpu_of_token_[t]);
+      uint64_t seen = 0;
+      for (int k = 0; k < K_; ++k) {
+        const int d = node_of(gpu_of_pair_[t * K_ + k]);
+        if (d == n) continue;
+        if (opt_.merge && d < 64) {
+          if (seen >> d & 1) continue;
+          seen |= uint64_t(1) << d;
+          row(t, n, d, t * K_, (t + 1) * K_);
+        } else {
+          row(t, n, d, t * K_ + k, t * K_ + k + 1);
+        }
       }
-      ++inbound[d];
     }
-  }
+  };
+  for_rows([&](int64_t t, int n, int d, int64_t, int64_t) {
+    ++flow_rows[size_t(n) * N_ + d];
+    ++volumes[(size_t(n) * N_ + d) * G_ + size_t(local_of(src_gpu_of_token_[t]))];
+  });
+  // The share of each flow's rows in its first dispatch chunk (1 without chunks), by the chunk
+  // rule of dispatch_chunks.cpp on the groups without local-first: first[slot * N + m] marks the
+  // slots whose pairs from node m travel in the first chunk of flow m -> node of slot.
+  std::vector<char> first(size_t(S) * N_, 1);
+  std::vector<int64_t> first_rows(size_t(N_) * N_, 0);
+  for (int m = 0; m < N_; ++m)
+    for (int d = 0; d < N_; ++d) {
+      if (m == d || flow_rows[size_t(m) * N_ + d] == 0) continue;
+      const std::vector<int64_t> v(volumes.begin() + ptrdiff_t((size_t(m) * N_ + d) * G_),
+                                   volumes.begin() + ptrdiff_t((size_t(m) * N_ + d + 1) * G_));
+      const SplitMatrix x = plan_split(v, opt_, topo_, plan_.token_bytes);
+      int64_t busiest = 0;
+      for (int j = 0; j < G_; ++j) {
+        int64_t carried = 0;
+        for (int i = 0; i < G_; ++i) carried += x[size_t(i) * G_ + j];
+        busiest = std::max(busiest, carried);
+      }
+      const int C = dispatch_chunk_count(m, d, busiest);
+      if (C <= 1) continue;
+      assign_slot_chunks(m, d, C);
+      for (int s = d * G_ * placement_.slots_per_gpu; s < (d + 1) * G_ * placement_.slots_per_gpu; ++s)
+        if (count[size_t(s) * N_ + m] > 0) first[size_t(s) * N_ + m] = chunk_of_slot_[size_t(s)] == 0;
+    }
+  for_rows([&](int64_t, int n, int d, int64_t p, int64_t q) {
+    for (int64_t i = p; i < q; ++i)
+      if (node_of(gpu_of_pair_[i]) == d && first[size_t(routing_.slot_of_pair[i]) * N_ + n]) {
+        ++first_rows[size_t(n) * N_ + d];
+        return;
+      }
+  });
+  std::vector<int64_t> inbound(N_, 0);  // rows into each node from other nodes
+  std::vector<double> first_share(N_, 0.0);  // the largest first-chunk share of a flow into it
+  for (int m = 0; m < N_; ++m)
+    for (int d = 0; d < N_; ++d)
+      if (const int64_t rows = flow_rows[size_t(m) * N_ + d]; rows > 0) {
+        inbound[d] += rows;
+        first_share[d] = std::max(first_share[d], double(first_rows[size_t(m) * N_ + d]) / double(rows));
+      }
   const auto T = [&](int64_t rows) { return expert_compute_time(rows, plan_.model, topo_); };
   const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
   struct Candidate {
@@ -251,7 +310,7 @@ std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) 
   const int spg = placement_.slots_per_gpu;
   for (int g = 0; g < plan_.num_gpus; ++g) {
     const int n = node_of(g);
-    const double window = topo_.nic_latency + double(inbound[n]) * plan_.token_bytes / (G_ * topo_.nic_bw);
+    const double window = topo_.nic_latency + first_share[n] * double(inbound[n]) * plan_.token_bytes / (G_ * topo_.nic_bw);
     double used = 0;
     std::vector<Candidate> cand;
     for (int slot = g * spg; slot < (g + 1) * spg; ++slot) {
@@ -287,7 +346,6 @@ void Builder::plan_compute_groups() {
   // merged until a group reaches the ridge; a short tail joins the group before it. Without
   // overlap one group per slot. Pairs are visited in ascending order, so lists stay sorted.
   const int S = placement_.num_slots();
-  const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
   std::vector<int64_t>& count = slot_count_;
   count.assign(size_t(S) * N_, 0);  // [slot][source node] pairs
   const int64_t T = batch_.num_tokens();
@@ -295,36 +353,48 @@ void Builder::plan_compute_groups() {
     const int n = node_of(src_gpu_of_token_[t]);
     for (int64_t p = t * K_; p < (t + 1) * K_; ++p) ++count[size_t(routing_.slot_of_pair[p]) * N_ + n];
   }
+  if (!opt_.overlap) {  // one group per slot
+    group_of_.assign(size_t(S) * N_, 0);
+    rank_of_group_.assign(size_t(S) * N_, 0);
+    return;
+  }
+  // Local-first's rule reads the dispatch chunks, which follow the groups without it.
+  make_compute_groups(std::vector<char>(S, 0));
+  if (!opt_.local_first) return;
+  const std::vector<char> local_first = local_first_slots(count);
+  if (std::find(local_first.begin(), local_first.end(), 1) != local_first.end()) make_compute_groups(local_first);
+}
+
+void Builder::make_compute_groups(const std::vector<char>& local_first) {
+  const int S = placement_.num_slots();
+  const double ridge = plan_.model.bytes_per_elem * topo_.compute.peak_flops / (2.0 * topo_.compute.hbm_bw);
+  const std::vector<int64_t>& count = slot_count_;
   std::vector<int32_t>& group_of = group_of_;
   group_of.assign(size_t(S) * N_, 0);  // [slot][source node] -> group number
   std::vector<int32_t>& rank_of_group = rank_of_group_;
   rank_of_group.assign(size_t(S) * N_, 0);  // [slot][group] -> delivery rank of its last node
-  const std::vector<char> local_first = opt_.overlap && opt_.local_first ? local_first_slots(count)
-                                                                         : std::vector<char>(S, 0);
-  if (opt_.overlap) {
-    for (int slot = 0; slot < S; ++slot) {
-      const int n = node_of(placement_.gpu_of_slot(slot));
-      const int last = local_first[slot] ? N_ - 1 : N_;  // local-first: own node apart
-      int group = 0;
-      double acc = 0;
-      for (int r = 1; r <= last; ++r) {  // delivery ranks 1..N-1, then N = own node
-        const int src_node = (n + r) % N_;
-        const int64_t c = count[size_t(slot) * N_ + src_node];
-        if (c == 0) continue;
-        if (acc >= ridge) ++group, acc = 0;
-        group_of[size_t(slot) * N_ + src_node] = group;
-        rank_of_group[size_t(slot) * N_ + group] = r;
-        acc += double(c);
-      }
-      // A final group below the ridge folds into the one before it.
-      if (group > 0 && acc < ridge)
-        for (int r = 1; r <= last; ++r) {
-          int32_t& g = group_of[size_t(slot) * N_ + (n + r) % N_];
-          if (g == group) g = group - 1, rank_of_group[size_t(slot) * N_ + group - 1] = r;
-        }
-      // Its own group at the own node's rank N; remote ones use groups 0..N-2, so N-1 is free.
-      if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = N_;
+  for (int slot = 0; slot < S; ++slot) {
+    const int n = node_of(placement_.gpu_of_slot(slot));
+    const int last = local_first[slot] ? N_ - 1 : N_;  // local-first: own node apart
+    int group = 0;
+    double acc = 0;
+    for (int r = 1; r <= last; ++r) {  // delivery ranks 1..N-1, then N = own node
+      const int src_node = (n + r) % N_;
+      const int64_t c = count[size_t(slot) * N_ + src_node];
+      if (c == 0) continue;
+      if (acc >= ridge) ++group, acc = 0;
+      group_of[size_t(slot) * N_ + src_node] = group;
+      rank_of_group[size_t(slot) * N_ + group] = r;
+      acc += double(c);
     }
+    // A final group below the ridge folds into the one before it.
+    if (group > 0 && acc < ridge)
+      for (int r = 1; r <= last; ++r) {
+        int32_t& g = group_of[size_t(slot) * N_ + (n + r) % N_];
+        if (g == group) g = group - 1, rank_of_group[size_t(slot) * N_ + group - 1] = r;
+      }
+    // Its own group at the own node's rank N; remote ones use groups 0..N-2, so N-1 is free.
+    if (local_first[slot]) group_of[size_t(slot) * N_ + n] = N_ - 1, rank_of_group[size_t(slot) * N_ + N_ - 1] = N_;
   }
 }
 

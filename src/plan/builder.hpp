@@ -161,7 +161,10 @@ class Builder : private Arrays {
   void add_compute_groups();
   // Slots whose own-node rows form a group of their own, computed first (builder.cpp states the
   // rule). count: [slot][source node] pairs.
-  std::vector<char> local_first_slots(const std::vector<int64_t>& count) const;
+  std::vector<char> local_first_slots(const std::vector<int64_t>& count);
+  // The compute groups of every slot (group_of_, rank_of_group_) from slot_count_, each local_first
+  // slot's own-node rows apart.
+  void make_compute_groups(const std::vector<char>& local_first);
   void add_barriers();
   // The staged rows and dependencies into the plan's flat arrays, each task's in one range.
   void finalize_rows();
@@ -186,6 +189,11 @@ class Builder : private Arrays {
   // chunk_of_row_ (aligned with flow.rows); busiest_rows: the most rows one NIC carries in the
   // flow after the split. Returns the flow's chunk count (1: no chunks, all rows 0).
   int assign_dispatch_chunks(int src_node, int dst_node, const Flow& flow, int64_t busiest_rows);
+  // dispatch_chunks.cpp, its two steps: the flow's chunk count by the rule, and the chunk of each
+  // slot of dst_node with pairs from src_node into chunk_of_slot_ (C > 1; by the compute groups'
+  // delivery ranks, so plan_compute_groups must have run).
+  int dispatch_chunk_count(int src_node, int dst_node, int64_t busiest_rows) const;
+  void assign_slot_chunks(int src_node, int dst_node, int C);
   // dispatch_chunks.cpp: chunk k's relay and put of each (sender, receiver) of the flow route_flow
   // just routed wait for the end of chunk k-1's (the chunks leave one after another).
   void chain_dispatch_chunks();

@@ -60,7 +60,9 @@
 //       is added.
 //  (D7) Deterministic: chunks depend only on counts, ranks and slot numbers.
 // Each chunk adds at most one relay, put and forward per path the flow has with C = 1, so
-// dispatch grows by at most C x in inter-node transfers.
+// dispatch grows by at most C x in inter-node transfers. Local-first (builder.cpp,
+// local_first_slots) applies the same count and slot order (dispatch_chunk_count,
+// assign_slot_chunks) to estimate when each node's first chunk arrives.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -69,7 +71,7 @@
 
 namespace zepp::plan_detail {
 
-int Builder::assign_dispatch_chunks(int src_node, int dst_node, const Flow& flow, int64_t busiest_rows) {
+int Builder::dispatch_chunk_count(int src_node, int dst_node, int64_t busiest_rows) const {
   if (opt_.dispatch_chunks <= 1 || !opt_.overlap || busiest_rows <= 0) return 1;
   double bound = double(opt_.dispatch_chunks);
   if (topo_.nic_latency > 0)
@@ -81,9 +83,11 @@ int Builder::assign_dispatch_chunks(int src_node, int dst_node, const Flow& flow
     for (int s = h * spg; s < (h + 1) * spg; ++s) slots += slot_count_[size_t(s) * N_ + src_node] > 0;
     most = std::max(most, slots);
   }
-  const int C = int(std::min(bound, double(most)));
-  if (C <= 1) return 1;
+  return std::max(1, int(std::min(bound, double(most))));
+}
 
+void Builder::assign_slot_chunks(int src_node, int dst_node, int C) {
+  const int spg = placement_.slots_per_gpu;
   chunk_of_slot_.resize(size_t(placement_.num_slots()));
   std::vector<std::pair<int32_t, int32_t>> order;  // (delivery rank of the slot's group, slot)
   for (int h = dst_node * G_; h < (dst_node + 1) * G_; ++h) {
@@ -102,6 +106,12 @@ int Builder::assign_dispatch_chunks(int src_node, int dst_node, const Flow& flow
       before += slot_count_[size_t(s) * N_ + src_node];
     }
   }
+}
+
+int Builder::assign_dispatch_chunks(int src_node, int dst_node, const Flow& flow, int64_t busiest_rows) {
+  const int C = dispatch_chunk_count(src_node, dst_node, busiest_rows);
+  if (C <= 1) return 1;
+  assign_slot_chunks(src_node, dst_node, C);
   chunk_of_row_.resize(flow.rows.size());
   for (size_t r = 0; r < flow.rows.size(); ++r) {
     int32_t chunk = C - 1;

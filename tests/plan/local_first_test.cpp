@@ -6,6 +6,7 @@
 // the ridge is 10 rows. Expert 0 sits on GPU 0 (node 0), expert 1 on GPU 1 (node 1).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "../common/plan_check.hpp"
@@ -92,6 +93,46 @@ TEST_F(LocalFirst, AnOwnGroupDeliveryOrderAlreadyMakesIsTheSameWithOrWithout) {
     EXPECT_EQ(plan.pairs(*own).size(), 20u);
     EXPECT_EQ(own->priority, 2) << lf;
     EXPECT_EQ(remote->priority, 1) << lf;
+  }
+}
+
+TEST(LocalFirstChunks, TheWindowEndsWhenTheFirstDispatchChunkArrives) {
+  // 3 slots per GPU (expert e on slot e; GPU 0 holds experts 0-2, node 0). GPU 0 has 1000 own
+  // rows on expert 0 (T = 48 s, work it holds anyway) and 5 own rows on expert 1; GPU 1 sends
+  // 20 rows to expert 1 and 20 to expert 2. Slot 1's 5 own rows fold into its remote group
+  // (rank 2), slot 2's group has rank 1, so with chunks flow 1 -> 0 has C = min(16, 2 slots) = 2:
+  // slot 2 takes chunk floor(2 x 0 / 40) = 0, slot 1 chunk floor(2 x 20 / 40) = 1; the first
+  // chunk carries 20 of the 40 rows. Window without chunks: 40 x 16 / 10 = 64 s > 48 s, so slot 1
+  // splits (gain T(25) - T(20) = 0.24 s); with chunks: 0.5 x 64 = 32 s <= 48 s, the GPU is busy
+  // when the first remote rows arrive, and a split would only add a weight read: one group.
+  const Topology topo = test::small_topology(2, 1);
+  const ModelShape model = test::small_model(6, 1);
+  const Placement placement{2, 6, 3, {0, 1, 2, 3, 4, 5}};
+  std::vector<std::vector<int>> gpu0(1000, {0}), gpu1(20, {1});
+  gpu0.insert(gpu0.end(), 5, {1});
+  gpu1.insert(gpu1.end(), 20, {2});
+  const RoutingBatch batch = test::make_batch(6, 1, {gpu0, gpu1});
+  const Routing routing = test::first_replica(batch, placement);
+  for (int chunks : {1, 16}) {
+    PlanOptions o{true, true, true, 0.0};
+    o.local_first = true;
+    o.dispatch_chunks = chunks;
+    const CommPlan plan = build_comm_plan(batch, placement, routing, topo, model, o);
+    EXPECT_EQ(test::check_plan(plan, batch, placement, routing), "");
+    std::vector<size_t> slot1, puts;
+    for (const Task& t : plan.tasks) {
+      if (t.kind == TaskKind::Compute && t.slot == 1) slot1.push_back(plan.pairs(t).size());
+      if (t.kind == TaskKind::Transfer && t.phase == Phase::Dispatch && t.hop == Hop::Put) puts.push_back(t.rows());
+    }
+    std::sort(slot1.begin(), slot1.end());
+    std::sort(puts.begin(), puts.end());
+    if (chunks == 1) {
+      EXPECT_EQ(slot1, (std::vector<size_t>{5, 20}));
+      EXPECT_EQ(puts, (std::vector<size_t>{40}));
+    } else {
+      EXPECT_EQ(slot1, (std::vector<size_t>{25}));
+      EXPECT_EQ(puts, (std::vector<size_t>{20, 20}));  // the first chunk: slot 2's rows
+    }
   }
 }
 
