@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.hpp"
+#include "core/excerpt.hpp"
 #include "core/input_bounds.hpp"
 #include "core/presets.hpp"
 
@@ -47,7 +48,7 @@ double parse_quantity(const std::string& text, const std::string& where, const U
   while (b < e && *b == ' ') ++b;
   double v = 0;
   auto [rest, ec] = std::from_chars(b, e, v);
-  const std::string got = "got '" + text + "'";
+  const std::string got = "got '" + excerpt(text) + "'";
   if (ec != std::errc() || rest == b)
     throw InputError(where + "expected a number with a unit, like '" + example + "', " + got);
   while (rest < e && *rest == ' ') ++rest;
@@ -85,7 +86,7 @@ class FileReader {
     std::string list;
     for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
     if (!node.IsMap()) {
-      const std::string got = node.IsSequence() ? "a list" : node.IsScalar() ? "'" + node.Scalar() + "'" : "nothing";
+      const std::string got = node.IsSequence() ? "a list" : node.IsScalar() ? "'" + excerpt(node.Scalar()) + "'" : "nothing";
       if (!field.empty()) throw InputError(where(node, field) + "expected a mapping with " + list + ", got " + got);
       const YAML::Mark m = node.Mark();  // none for an empty file
       throw InputError(path_ + ":" + std::to_string(m.is_null() ? 1 : m.line + 1) + ": expected a mapping of " + list +
@@ -115,7 +116,7 @@ class FileReader {
     int v = 0;
     auto [rest, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || rest != s.data() + s.size() || v < 1 || v > 1 << 16)
-      throw InputError(where(node, field) + "expected a whole number in [1, 65536], got '" + s + "'");
+      throw InputError(where(node, field) + "expected a whole number in [1, 65536], got '" + excerpt(s) + "'");
     return v;
   }
 
@@ -227,7 +228,7 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
       const std::string m = r.scalar(nv["model"], "nvlink.model");
       if (m == "switch") t.nvlink_model = NvlinkModel::Switch;
       else if (m == "per-pair") t.nvlink_model = NvlinkModel::PerPair;
-      else throw InputError(r.where(nv["model"], "nvlink.model") + "expected switch or per-pair, got '" + m + "'");
+      else throw InputError(r.where(nv["model"], "nvlink.model") + "expected switch or per-pair, got '" + excerpt(m) + "'");
     }
     if (nv["bandwidth"])
       t.nvlink_bw = parse_bandwidth(r.scalar(nv["bandwidth"], "nvlink.bandwidth"), r.where(nv["bandwidth"], "nvlink.bandwidth"));
@@ -258,7 +259,7 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
     if (c["model"]) {
       const std::string m = r.scalar(c["model"], "compute.model");
       if (m != "roofline" && m != "measured")
-        throw InputError(r.where(c["model"], "compute.model") + "expected roofline or measured, got '" + m + "'");
+        throw InputError(r.where(c["model"], "compute.model") + "expected roofline or measured, got '" + excerpt(m) + "'");
     }
     if (measured != bool(c["gemm"]))
       throw InputError(r.where(c, "compute.gemm") + (measured ? "missing (compute.model measured needs the measured curves)"

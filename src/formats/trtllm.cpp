@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.hpp"
+#include "core/excerpt.hpp"
 #include "core/input_bounds.hpp"
 #include "formats/file_io.hpp"
 
@@ -25,7 +26,7 @@ int integer(const YAML::Node& node, int lo, int hi, const std::string& path, con
   int v = 0;
   if (!node.IsScalar() || !YAML::convert<int>::decode(node, v) || v < lo || v >= hi)
     throw InputError(where(path, node, field) + "expected an integer in [" + std::to_string(lo) + ", " +
-                     std::to_string(hi) + "), got " + (node.IsScalar() ? "'" + node.Scalar() + "'" : "a non-scalar"));
+                     std::to_string(hi) + "), got " + (node.IsScalar() ? "'" + excerpt(node.Scalar()) + "'" : "a non-scalar"));
   return v;
 }
 

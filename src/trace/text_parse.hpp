@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/excerpt.hpp"
 #include "trace/source_pos.hpp"
 
 namespace zepp::trace_detail {
@@ -16,11 +17,11 @@ inline std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Quotes a field for a message, cut to 40 bytes so a garbage line cannot flood the message.
+// Quotes a field for a message, cut (excerpt, core/excerpt.hpp) so a garbage line cannot flood it.
 inline std::string shown(std::string_view s) {
   std::string out = "\"";  // appended piecewise: GCC 12's -Wrestrict misfires on "x" + string
-  out.append(s.substr(0, 40));
-  out.append(s.size() > 40 ? "...\"" : "\"");
+  out.append(excerpt(s));
+  out.append("\"");
   return out;
 }
 

@@ -80,5 +80,18 @@ TEST(PresetsCli, ListsEveryModelAndClusterWithItsSource) {
   EXPECT_EQ(nlohmann::json::parse(j.out)["clusters"].size(), topology_presets().size());
 }
 
+// A file given as --topology that is no mapping reads as one YAML scalar: a trace CSV there
+// (found by a fresh-user check) printed its whole text, 32 KB for one DeepSeek prompt. The
+// message quotes its first 40 bytes.
+TEST(TopologyCli, AFileThatIsNoMappingIsQuotedBriefly) {
+  std::string csv = "Layer ID,Token ID,Expert IDs\n";
+  for (int t = 0; t < 2000; ++t) csv += "1," + std::to_string(t) + ",\"[1, 2, 3, 4, 5, 6]\"\n";
+  const std::string path = testing::write_file("trace_as_topology.csv", csv);
+  const auto r = run_zepp("simulate --nodes 2 --topology " + path);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: error: " + path + ":1: expected a mapping of base, name, gpus_per_node, nvlink, nic, compute, "
+                   "calibration at the top level, got 'Layer ID,Token ID,Expert IDs 1,0,\"[1, 2,...'\n");
+}
+
 }  // namespace
 }  // namespace zepp
