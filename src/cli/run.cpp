@@ -177,8 +177,13 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   WorkloadFlags probe = f.w;
   probe.nodes = 1;
   const int gpn = probe.cluster().gpus_per_node;
+  // One rank: most likely started without mpirun (found by a fresh-user check), which the
+  // divisibility message alone left the user to guess.
+  const std::string alone = " zepp run runs one MPI rank per GPU: start it as mpirun -np " +
+                            std::to_string(gpn * (f.nodes_given ? f.w.nodes : 2)) + " zepp run ...";
   require(size % gpn == 0, "--gpus-per-node",
-          std::to_string(gpn) + " does not divide the " + std::to_string(size) + " MPI ranks (nodes = ranks / GPUs per node)");
+          std::to_string(gpn) + " does not divide the " + std::to_string(size) + " MPI ranks (nodes = ranks / GPUs per node)" +
+              (size == 1 ? ";" + alone : ""));
   const int lost = int(f.failed_nodes.size());
   require(!f.nodes_given || f.w.nodes == size / gpn + lost, "--nodes",
           "must equal ranks / --gpus-per-node + lost nodes = " + std::to_string(size / gpn + lost) + " (or be left out)");

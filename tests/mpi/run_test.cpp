@@ -294,6 +294,12 @@ TEST(MpiRun, RankCountMustBeAMultipleOfGpusPerNode) {
   const Launch n = mpirun(2, "--model mixtral-8x7b --gpus-per-node 1 --nodes 3 --hidden 16 --ffn 8", 60);
   EXPECT_NE(n.status, 0);
   EXPECT_NE(n.err.find("--nodes"), std::string::npos) << n.err;
+  // Without mpirun (one rank) the message says how to start it, with a rank count that fits.
+  const auto alone = testing::run_zepp("run --model mixtral-8x7b --nodes 2 --hidden 16 --ffn 8");
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_NE(alone.err.find("--gpus-per-node: 4 does not divide the 1 MPI ranks (nodes = ranks / GPUs per node); zepp run "
+                           "runs one MPI rank per GPU: start it as mpirun -np 8 zepp run ..."),
+            std::string::npos) << alone.err;
 }
 
 
