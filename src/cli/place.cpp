@@ -139,6 +139,27 @@ EplbResult place_layers(const std::string& policy, const LoadProblem& p) {
   return eplb_maps(layers);
 }
 
+// --previous in its format. A file in another format than the default eplb-json (the SGLang file
+// `zepp place --output-format sglang` wrote, found by a fresh-user check) read "expected a field
+// \"phy2log\"" and no more: when another format reads it, the message names that flag value.
+ExpertMap read_previous(const PlaceFlags& f) {
+  try {
+    return read_expert_map(f.previous_path, f.previous_format);
+  } catch (const InputError& e) {
+    if (f.previous_format_given) throw;
+    for (const char* other : {"sglang", "trtllm"}) {
+      try {
+        read_expert_map(f.previous_path, other);
+      } catch (const InputError&) {
+        continue;
+      }
+      throw InputError(std::string(e.what()) + " (read as eplb-json, the default); it is a " + other +
+                       " placement file: add --previous-format " + other);
+    }
+    throw;
+  }
+}
+
 // Zepp placements rebalanced from `previous` and/or on the survivors of lost GPUs, per layer.
 struct Rebalancing {
   EplbResult maps;
@@ -274,7 +295,7 @@ void run(const PlaceFlags& f) {
   std::vector<int> previous_ids;  // the layer ids of --previous (SGLang, TRT-LLM files name them)
   try {
     if (rebalancing) {
-      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_expert_map(f.previous_path, f.previous_format);
+      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_previous(f);
       if (f.previous_format != "eplb-json") previous_ids = previous.layer_ids;
       const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model).expert_weight_bytes();
       reb = rebalance_layers(f, p, f.previous_path.empty() ? nullptr : &previous, expert_bytes);

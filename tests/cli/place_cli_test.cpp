@@ -209,6 +209,15 @@ TEST(PlaceCli, PreviousPlacementAndLostNode) {
     EXPECT_DOUBLE_EQ(m["nvlink_bytes"].get<double>(), m["nvlink"].get<int>() * 3.0 * 2048 * 1408 * 2);
   }
   EXPECT_NE(again.err.find("16 of 16 GPUs serve"), std::string::npos) << again.err;
+  // The SGLang file place writes, given back as --previous without --previous-format, is named as
+  // such (it read "expected a field \"phy2log\"" and no more); with the flag it is read.
+  const std::string sglang = (testing::process_dir() / "place_current_sglang.json").string();
+  ASSERT_EQ(run_zepp("place --policy zepp --load " + before + " --output-format sglang --output " + sglang).status, 0);
+  const auto unnamed = run_zepp("place --policy zepp --load " + after + " --previous " + sglang);
+  EXPECT_EQ(unnamed.status, 2);
+  EXPECT_EQ(unnamed.err, "zepp: error: " + sglang + ": expected a field \"phy2log\" (read as eplb-json, the default); it is a "
+                         "sglang placement file: add --previous-format sglang\n");
+  EXPECT_EQ(run_zepp("place --policy zepp --load " + after + " --previous " + sglang + " --previous-format sglang").status, 0);
   // Without --model an expert's size is unknown: the bytes are null and the line says so (they
   // read 0 MB, though slots moved).
   const auto unsized = run_zepp("place --policy zepp --load " + after + " --previous " + current);
