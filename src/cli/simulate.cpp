@@ -37,7 +37,8 @@ struct SimulateFlags {
   std::string planning = "model";
   StrategyOptions opt;
   bool no_split = false, no_merge = false, no_overlap = false, no_locality = false, no_waves = false;
-  bool round_order_always = false, no_local_first = false, roofline_placement = false, no_dispatch_chunks = false;
+  bool round_order_always = false, no_local_first = false, roofline_placement = false, no_dispatch_chunks = false,
+       no_consolidate = false;
   ServeFlags serve;
   ModelFlags model;
   std::vector<int> failed_nodes;  // elastic EP: simulate again on the surviving nodes
@@ -73,7 +74,7 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                      "--no-dispatch-chunks"},
                named([](const std::string& n) { return takes_zepp_ablations(n); }),
                "a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap)");
-  require_mode(cmd, {"--no-locality"},
+  require_mode(cmd, {"--no-locality", "--no-consolidate"},
                named([](const std::string& n) { return takes_zepp_ablations(n) && n != "zepp-overlap"; }),
                "a Zepp strategy that routes by locality in --strategies (zepp, zepp+swaps, zepp+hot; zepp-overlap "
                "routes home)");
@@ -114,6 +115,7 @@ void run(const SimulateFlags& f) {
   opt.round_order_rule = !f.round_order_always;
   opt.local_first = !f.no_local_first;
   opt.dispatch_chunks = !f.no_dispatch_chunks;
+  opt.consolidate = !f.no_consolidate;
   opt.roofline_placement = f.roofline_placement;
   require(f.planning == "model" || f.planning == "free", "--planning", "expected model or free, got '" + f.planning + "'");
   opt.planning = f.planning == "model" ? PlanningMode::Model : PlanningMode::Free;
@@ -297,6 +299,9 @@ void add_simulate(CLI::App& app) {
   cmd->add_flag("--no-dispatch-chunks", f->no_dispatch_chunks,
                 "Zepp ablation: one RDMA put per NIC and peer per node pair instead of dispatch in chunks ordered by "
                 "the destination's GEMMs");
+  cmd->add_flag("--no-consolidate", f->no_consolidate,
+                "Zepp ablation: routing balances rows only (equation (1)) instead of then moving weight-bound "
+                "replicas' rows onto fewer replicas where that lowers the busiest GPU's GEMM time");
   cmd->add_flag("--roofline-placement", f->roofline_placement,
                 "Zepp experiment (issue 24; off by default, it lost on held-out data): placement weighs replicas by "
                 "expected roofline time at the batch instead of tokens (docs/baselines/epic.md)");

@@ -44,7 +44,7 @@ SweepSpec fig9_spec() {
   s.strategies = registered({"a2av", "fast", "comet", "eplb", "comet+eplb", "epic", "moonep", "zepp"});
   // Each of Zepp's stages must earn its place in every configuration, and epic's placement is
   // compared with Zepp's (the report's variant tables).
-  for (const char* v : {"zepp/no-split", "zepp/no-merge", "zepp/no-overlap", "zepp/no-locality", "zepp/no-waves", "zepp/round-order-always", "zepp/no-local-first", "zepp/no-dispatch-chunks", "zepp/eplb-placement", "epic/zepp-placement"})
+  for (const char* v : {"zepp/no-split", "zepp/no-merge", "zepp/no-overlap", "zepp/no-locality", "zepp/no-waves", "zepp/round-order-always", "zepp/no-local-first", "zepp/no-dispatch-chunks", "zepp/no-consolidate", "zepp/eplb-placement", "epic/zepp-placement"})
     s.strategies.push_back(v);
   return s;
 }

@@ -16,8 +16,8 @@ double since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 RankPlanner::RankPlanner(const Placement& placement, const Topology& topo, double balance_slack,
-                         const RoutingBatch& batch, int me)
-    : router_(placement, topo, balance_slack), topo_(topo), me_(me), G_(topo.num_gpus()), E_(placement.num_experts),
+                         const GemmCost& gemm, const RoutingBatch& batch, int me)
+    : router_(placement, topo, balance_slack, gemm), topo_(topo), me_(me), G_(topo.num_gpus()), E_(placement.num_experts),
       k_(batch.top_k) {
   require(batch.num_gpus == G_ && me >= 0 && me < G_, "batch", "GPU count differs from the topology's");
   const int64_t b = batch.token_offset[size_t(me)];

@@ -22,10 +22,12 @@ namespace zepp::mpi {
 
 class RankPlanner {
  public:
-  // Binds the Router to the static `placement` (built once, outside any timed region) and keeps
-  // rank `me`'s tokens of `batch`. Throws ArgumentError as Router does, or naming "batch" when
-  // its GPU count differs from the topology's or the rank's pairs do not fit int32 counts.
-  RankPlanner(const Placement& placement, const Topology& topo, double balance_slack, const RoutingBatch& batch, int me);
+  // Binds the Router to the static `placement` and the decision's `gemm` (built once, outside
+  // any timed region) and keeps rank `me`'s tokens of `batch`. Throws ArgumentError as Router
+  // does, or naming "batch" when its GPU count differs from the topology's or the rank's pairs
+  // do not fit int32 counts.
+  RankPlanner(const Placement& placement, const Topology& topo, double balance_slack, const GemmCost& gemm,
+              const RoutingBatch& batch, int me);
 
   // Collective over `comm` (size = GPUs): steps 1-4.
   void plan(MPI_Comm comm);

@@ -115,7 +115,7 @@ StrategyRun run_strategy_mpi(const std::string& strategy, const Workload& worklo
   const std::vector<float> ref = reference_outputs(workload.batch, me, fp32, opt.exec.data_seed);
   // Zepp's routing per rank: counts all-gathered, the count-level plan, the rank's own tokens.
   std::optional<RankPlanner> planner;
-  if (d.locality_routing) planner.emplace(d.placement, topo, opt.strategy.balance_slack, workload.batch, me);
+  if (d.locality_routing) planner.emplace(d.placement, topo, opt.strategy.balance_slack, d.routing_gemm, workload.batch, me);
   run.rank_routing = planner.has_value();
   run.swap = d.swap;
 

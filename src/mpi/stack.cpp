@@ -75,7 +75,7 @@ StackRun run_stack_mpi(const std::string& strategy, const std::vector<Workload>&
     StackLayer s;
     s.swap = d.swap;
     if (d.locality_routing) {  // each rank routes its own tokens from the all-gathered counts
-      RankPlanner planner(d.placement, topo, opt.strategy.balance_slack, w.batch, me);
+      RankPlanner planner(d.placement, topo, opt.strategy.balance_slack, d.routing_gemm, w.batch, me);
       MPI_Barrier(comm);
       planner.plan(comm);
       const auto first_pair = d.routing.slot_of_pair.begin() + w.batch.token_offset[size_t(me)] * w.batch.top_k;

@@ -39,7 +39,7 @@ StrategyDecision decide_zepp(const StrategyInput& in) {
   StrategyDecision d = decide_with(std::move(p), in, in.opt.locality, zepp_plan_options(in.opt));
   // Per batch (§5): E counts per GPU all-gathered, the count-level plan, the own pairs.
   const int E = in.model.num_experts, G = in.topo.num_gpus();
-  d.planning = per_batch_work(in.workload.batch, E, double(E) * G, true);
+  d.planning = per_batch_work(in.workload.batch, E, double(E) * G + consolidate_work(d), true);
   return d;
 }
 
@@ -67,7 +67,8 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   // nothing.
   const PlanOptions plan = zepp_plan_options(in.opt);
   const std::vector<RouteCount> counts =
-      route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack);
+      route_locality_counts(in.workload.batch.demand(), start, in.topo, in.opt.balance_slack,
+                            in.opt.locality && in.opt.consolidate ? gemm_cost(in.model, in.topo) : GemmCost{});
   NicFloor nic = nic_floor(in.workload.batch, start, assign_pairs(in.workload.batch, start, in.topo, counts), in.topo,
                            plan, in.model);
   costs.dispatch_seconds = nic.dispatch_seconds;
@@ -92,7 +93,7 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   // placement. (The trigger itself is a maximum over G loads.)
   const int E = in.model.num_experts, G = in.topo.num_gpus(), N = in.topo.nodes;
   const double passes = 1.0 + (sp.triggered ? 1.0 : 0.0) + (sp.swaps.empty() ? 0.0 : 1.0);
-  d.planning = per_batch_work(in.workload.batch, E + N, passes * E * G + double(N) * G, true);
+  d.planning = per_batch_work(in.workload.batch, E + N, passes * (E * G + consolidate_work(d)) + double(N) * G, true);
   d.swap = SwapOutcome{int(sp.swaps.size()), sp.refused_for_cost, sp.triggered, costs.horizon, sp.best_refused};
   d.swap_wall_s = swap_wall_s;
   d.make_plan = [in, plan, moves = std::move(sp.weight_moves)](const Placement& placement, const Routing& routing) {
@@ -120,6 +121,8 @@ StrategyDecision decide_zepp_overlap(const StrategyInput& in) {
 }
 
 }  // namespace
+
+double consolidate_work(const StrategyDecision& d) { return kConsolidateCellShare * d.consolidate_cells; }
 
 PlanOptions zepp_plan_options(const StrategyOptions& opt) {
   PlanOptions plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,

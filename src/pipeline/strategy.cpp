@@ -50,10 +50,16 @@ StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool 
   StrategyDecision d;
   d.placement = std::move(placement);
   d.locality_routing = locality;
+  if (locality && in.opt.consolidate) d.routing_gemm = gemm_cost(in.model, in.topo);
+  ConsolidateStats consolidated;
   route_timed(d, [&] {
-    return locality ? route_locality(in.workload.batch, d.placement, in.topo, in.opt.balance_slack)
+    return locality ? route_locality(in.workload.batch, d.placement, in.topo, in.opt.balance_slack, true,
+                                     d.routing_gemm, &consolidated)
                     : route_even(in.workload.batch, d.placement);
   });
+  // Consolidated experts leave equation (1)'s bounds, so its optimum is no lower bound then.
+  if (consolidated.moves > 0) d.balanced_routing = false;
+  d.consolidate_cells = consolidated.cells;
   d.make_plan = [in, plan](const Placement& placement, const Routing& routing) {
     return build_comm_plan(in.workload.batch, placement, routing, in.topo, in.model, plan);
   };

@@ -13,6 +13,7 @@
 #include "placement/placement.hpp"
 #include "plan/planning.hpp"
 #include "plan/comm_plan.hpp"
+#include "routing/routing.hpp"
 #include "swap/swap.hpp"
 #include "workload/workload.hpp"
 
@@ -47,6 +48,10 @@ struct StrategyOptions {
   // Zepp's dispatch in chunks ordered by the destination's GEMMs (plan/dispatch_chunks.cpp;
   // `zepp/no-dispatch-chunks` is its ablation: one put per NIC and peer per node pair).
   bool dispatch_chunks = true;
+  // Zepp's consolidation by GEMM time after the locality routing (routing/consolidate.cpp,
+  // beyond the paper): a weight-bound replica's rows join another replica of its expert while
+  // that lowers the busiest GPU's roofline GEMM time (`zepp/no-consolidate` is its ablation).
+  bool consolidate = true;
   // zepp+swaps: iterations a swap's saving is summed over before it is weighed against the
   // unhidden part of its weight transfer (swap/swap.hpp, SwapCosts::horizon).
   int swap_horizon = kDefaultSwapHorizon;
@@ -88,6 +93,12 @@ struct StrategyDecision {
   // Routed by Zepp's locality-preferred rule (Router) on `placement`: a rank can then route its
   // own tokens from the all-gathered counts alone (mpi/rank_plan.hpp).
   bool locality_routing = false;
+  // The GEMM cost the locality routing consolidated by (disabled: rows only); a rank routing its
+  // own tokens binds its Router to it, as to the placement.
+  GemmCost routing_gemm;
+  // Entries of the S x G count plan the consolidation read (ConsolidateStats::cells), charged
+  // as planning work by Zepp's strategies (pipeline/strategies.cpp).
+  double consolidate_cells = 0;
   // What it computes per batch before dispatch (metadata exchange, per-rank planning), charged
   // by the executors under PlanningMode::Model (plan/planning.hpp lists each strategy's).
   PlanningWork planning;
@@ -127,6 +138,16 @@ struct StrategyEntry {
   std::string summary;  // one line: placement / routing / dispatch-combine / overlap
   StrategyFn decide;
 };
+
+// The consolidation's planning work (routing/consolidate.cpp) in count-plan cells: the entries
+// of the S x G plan it read (StrategyDecision::consolidate_cells) times kConsolidateCellShare.
+// Its pass sums contiguous rows, cheaper per entry than the water-filling's cells on which
+// plan/planning.cpp's per-cell cost was measured: on one core, timed against Router::plan in
+// the same process (2 Dec 2026, a loaded machine, so as ratios; Kimi-K2-like EP64 and EP128 x
+// 384, Llama-4-like EP16, EP32, EP64 x 128), each entry it read added 0.14-0.54 of the plan's
+// time per (expert, GPU) cell; the share is the top of that range.
+inline constexpr double kConsolidateCellShare = 0.5;
+double consolidate_work(const StrategyDecision& d);
 
 // Every strategy of this build, in the order tables list them (strategies.cpp).
 const std::vector<StrategyEntry>& strategy_registry();

@@ -29,6 +29,7 @@ const std::vector<Switch>& switches() {
       {"round-order-always", &StrategyOptions::round_order_rule, false, zepp_family},
       {"no-local-first", &StrategyOptions::local_first, false, zepp_family},
       {"no-dispatch-chunks", &StrategyOptions::dispatch_chunks, false, zepp_family},
+      {"no-consolidate", &StrategyOptions::consolidate, false, zepp_locality},
       {"roofline-placement", &StrategyOptions::roofline_placement, true, zepp_placed},
       {"eplb-placement", &StrategyOptions::zepp_placement_rule, false, zepp_placed},
       {"zepp-placement", &StrategyOptions::epic_zepp_placement, true, epic},

@@ -16,8 +16,8 @@ namespace zepp {
 // True for a variant name ("zepp/no-split", "zepp/no-split/no-waves", "zepp+hot/no-multicast/
 // no-merge": a registered strategy, then switches it has, each once, in any order), false for a
 // registered strategy or anything else. Switches: no-split, no-merge, no-overlap, no-waves,
-// round-order-always, no-local-first, no-dispatch-chunks (strategies named zepp*), no-locality (zepp* but
-// zepp-overlap), roofline-placement and eplb-placement (zepp, zepp+swaps), zepp-placement (epic).
+// round-order-always, no-local-first, no-dispatch-chunks (strategies named zepp*), no-consolidate and
+// no-locality (zepp* but zepp-overlap), roofline-placement and eplb-placement (zepp, zepp+swaps), zepp-placement (epic).
 bool is_variant(const std::string& strategy);
 
 // The registered strategy `name` runs: a variant's base, with its switches set in `so`; any
@@ -30,7 +30,7 @@ std::string strategy_variant(const std::string& name, StrategyOptions& so);
 std::string variant_label(const std::string& base, const StrategyOptions& so);
 
 // Every single-switch variant name, sorted: "epic/zepp-placement", "zepp/eplb-placement",
-// "zepp/no-dispatch-chunks", "zepp/no-local-first", "zepp/no-locality", "zepp/no-merge",
+// "zepp/no-consolidate", "zepp/no-dispatch-chunks", "zepp/no-local-first", "zepp/no-locality", "zepp/no-merge",
 // "zepp/no-overlap", "zepp/no-split", "zepp/no-waves", "zepp/roofline-placement",
 // "zepp/round-order-always".
 std::vector<std::string> variant_names();

@@ -119,7 +119,15 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
       load[j] = 0;
       order[j] = j;
     }
-    if (total == 0) continue;
+    // The replicas' rows, for consolidate (kept as the water-filling ends; it reads them).
+    auto keep_loads = [&] {
+      if (gemm_.enabled())
+        for (int j = 0; j < r; ++j) slot_load_[slot[j]] = load[j];
+    };
+    if (total == 0) {
+      keep_loads();
+      continue;
+    }
     int64_t lower, upper;
     slot_bounds(total, r, slack_, lower, upper);
     int64_t remaining = total, unmet_total = lower * r;
@@ -146,7 +154,10 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     // once; afterwards only the slots a source just filled have larger loads, and each moves
     // right to its place, the rightmost first, so `order` is sorted again
     // before the next source without re-sorting.
-    if (remaining == 0) continue;
+    if (remaining == 0) {
+      keep_loads();
+      continue;
+    }
     auto before = [&](int32_t a, int32_t c) { return load[a] < load[c] || (load[a] == load[c] && a < c); };
     std::sort(order, order + r, before);
     for (int i = 0; i < G; ++i) {
@@ -186,8 +197,11 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
       if (remaining == 0) break;
     }
     if (remaining != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
+    keep_loads();
   }
-  return !(signs >> 63);
+  if (signs >> 63) return false;
+  if (gemm_.enabled()) consolidate(m);
+  return true;
 }
 
 }  // namespace zepp

@@ -14,8 +14,8 @@
 namespace zepp {
 using namespace routing_detail;
 
-Router::Router(const Placement& placement, const Topology& topo, double balance_slack)
-    : placement_(placement), slack_(balance_slack) {
+Router::Router(const Placement& placement, const Topology& topo, double balance_slack, const GemmCost& gemm)
+    : placement_(placement), slack_(balance_slack), gemm_(gemm) {
   check_placement(placement);
   check_topology(topo, placement);
   check_slack(balance_slack);
@@ -45,6 +45,13 @@ Router::Router(const Placement& placement, const Topology& topo, double balance_
   gpu_node_.resize(G_);
   for (int i = 0; i < G_; ++i) gpu_node_[i] = i / gpn_;
   rem_.resize(G_);
+  if (gemm_.enabled()) {
+    slot_load_.resize(S_);
+    gpu_time_.resize(G_);
+    node_out_.resize(G_ / gpn_);
+    source_rows_.resize(G_);
+    node_in_.resize(G_ / gpn_);
+  }
 }
 
 void Router::even_counts(std::span<const int64_t> demand, std::span<int64_t> m) const {
@@ -192,8 +199,8 @@ void demand_by_expert(const RoutingBatch& batch, std::vector<int64_t>& out) {
 // routing.hpp's entry points.
 
 std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand, const Placement& placement,
-                                              const Topology& topo, double balance_slack) {
-  Router router(placement, topo, balance_slack);
+                                              const Topology& topo, double balance_slack, const GemmCost& gemm) {
+  Router router(placement, topo, balance_slack, gemm);
   check_demand(demand, placement);  // names the entry in the caller's source-major layout
   const int G = placement.num_gpus, E = placement.num_experts;
   std::vector<int64_t> by_expert(demand.size()), m(size_t(placement.num_slots()) * G);
@@ -206,13 +213,14 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
 }
 
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
-                       double balance_slack, bool assign) {
+                       double balance_slack, bool assign, const GemmCost& gemm, ConsolidateStats* stats) {
   check_placement(placement);
   check_batch(batch, placement);
-  Router router(placement, topo, balance_slack);
+  Router router(placement, topo, balance_slack, gemm);
   std::vector<int64_t> demand, m(size_t(placement.num_slots()) * placement.num_gpus);
   demand_by_expert(batch, demand);
   router.route_counts(demand, m);
+  if (stats) *stats = router.consolidate_stats();
   Routing out;
   router.to_counts(m, out.counts);
   if (assign) {

@@ -48,21 +48,30 @@
 #include <cstdint>
 #include <exception>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/types.hpp"
+#include "routing/routing.hpp"
 
 namespace zepp {
 
 class Router {
  public:
-  // Throws ArgumentError naming "placement", "topo" or "balance_slack" (routing.hpp).
-  Router(const Placement& placement, const Topology& topo, double balance_slack);
+  // Throws ArgumentError naming "placement", "topo" or "balance_slack" (routing.hpp). With
+  // `gemm` enabled every count plan (route_counts, plan, route_tokens) is consolidated by GEMM
+  // time after the water-filling (routing/consolidate.cpp); every rank must then pass the same
+  // `gemm`, as it passes the same placement.
+  Router(const Placement& placement, const Topology& topo, double balance_slack, const GemmCost& gemm = {});
 
   int num_gpus() const { return G_; }
   int num_experts() const { return E_; }
   int num_slots() const { return S_; }
   const Placement& placement() const { return placement_; }
+  const GemmCost& gemm() const { return gemm_; }
+  // What the last count plan's consolidation did (zeros when `gemm` is disabled).
+  int consolidated() const { return stats_.moves; }
+  const ConsolidateStats& consolidate_stats() const { return stats_; }
 
   // Count level (route_locality_counts' rules): demand [E * G] expert-major -> m [S * G]
   // slot-major, overwritten entirely. Throws ArgumentError("demand: ...") for a wrong size or a
@@ -149,11 +158,16 @@ class Router {
   bool count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
   bool even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
   uint64_t copy_single_rank_major(const int64_t* d, size_t si, int64_t* m) const;
+  // consolidate.cpp: the GEMM-time step on a finished count plan m [S * G].
+  void consolidate(int64_t* m);
+  double gpu_time(int g, int p, int64_t load_p, int q, int64_t load_q) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1, int home);
   void check_quotas_used(int g0, int g1, int home) const;
 
   Placement placement_;
   double slack_;
+  GemmCost gemm_;
+  ConsolidateStats stats_;
   int G_, E_, S_, gpn_;
   // Replica tables: the replicas of e are [rep_begin_[e], rep_begin_[e + 1]) in ascending slot
   // order; rep_slot_, rep_gpu_, rep_node_ give each one's slot, GPU and node.
@@ -165,6 +179,13 @@ class Router {
   // route_counts' per-expert buffers.
   std::vector<int64_t> load_, rem_;
   std::vector<int32_t> order_, touched_;
+  // consolidate's buffers: rows per slot [S], roofline time per GPU [G].
+  std::vector<int64_t> slot_load_;
+  std::vector<double> gpu_time_;
+  std::vector<int64_t> node_out_, node_in_;  // inter-node rows each node sends, receives [N]
+  std::vector<int64_t> source_rows_;         // rows of each source GPU [G]
+  std::vector<std::pair<int32_t, int32_t>> undo_moves_;  // (from, to) slots of each move
+  std::vector<int64_t> undo_rows_;                       // the rows each moved, [moves * G]
   // assign's buffers: quota entries per (source GPU, expert) key, [G * S], and the keys, [G * E]
   // (route_rank: one GPU's, row 0).
   std::vector<Entry> ents_;

@@ -33,15 +33,45 @@ ReplicaBounds replica_bounds(const std::vector<int64_t>& demand /*[G*E]*/, const
 // ArgumentError for a GPU outside the topology or non-positive bandwidths / token_bytes.
 double pair_cost(int src_gpu, int dst_gpu, const Topology& topo, double token_bytes);
 
+// Roofline time of one expert GEMM as the routing weighs it (core/roofline.hpp's model, the
+// same arithmetic): t(n) = 0 for n = 0 rows, else max(6 n hidden ffn / peak_flops, read_s) +
+// launch_s, in seconds. Below the ridge a GEMM costs its weight read whatever its rows.
+// Disabled (read_s = 0, the default): routing balances rows only (equation (1)).
+struct GemmCost {
+  double hidden = 0, ffn = 0, peak_flops = 0;  // elements, elements, FLOP/s
+  double read_s = 0, launch_s = 0;             // seconds: weight read, kernel launch
+  int64_t ridge = 0;  // the most rows whose FLOP time is <= read_s (computed, not set)
+  GemmCost() = default;
+  // Throws ArgumentError("gemm: ...") unless every figure is finite, hidden, ffn, peak_flops
+  // positive and read_s, launch_s >= 0.
+  GemmCost(double hidden, double ffn, double peak_flops, double read_s, double launch_s);
+  bool enabled() const { return read_s > 0; }
+  double flop_time(int64_t rows) const { return 6.0 * double(rows) * hidden * ffn / peak_flops; }
+  // Whether a GEMM of `rows` rows costs its weight read (FLOP time <= read_s).
+  bool weight_bound(int64_t rows) const { return rows <= ridge; }
+  double time(int64_t rows) const {
+    if (rows <= 0) return 0.0;
+    if (rows <= ridge) return read_s + launch_s;  // flop_time(rows) <= read_s: the same value
+    const double f = flop_time(rows);
+    return (f > read_s ? f : read_s) + launch_s;
+  }
+};
+// The model's expert GEMM on the topology's GPUs: time(n) == expert_compute_time(n, model, topo).
+// Throws ArgumentError("topo: ...") for a non-positive peak_flops or hbm_bw.
+GemmCost gemm_cost(const ModelShape& model, const Topology& topo);
+
 // Zepp's locality-preferred count-level plan (§4.1 eq. (1), §5 "Routing"): per expert, greedy
 // water-filling by levels -- level 0 each source GPU to replicas on its own GPU, level 1 to
 // replicas on other GPUs of its node, level 2 to remote replicas -- each allocation limited by
 // the receiving slot's remaining capacity (upper - load) and by the reserve rule (unassigned
 // demand must still cover every slot's unmet lower bound). Always satisfies the bounds of
-// replica_bounds. Returns M^e_ij sorted by (expert, src_gpu, slot), no zeros.
+// replica_bounds. Returns M^e_ij sorted by (expert, src_gpu, slot), no zeros. With `gemm`
+// enabled the plan is then consolidated (routing/consolidate.cpp, beyond the paper): a
+// weight-bound replica's rows move onto another replica of its expert while that lowers the
+// busiest GPU's roofline GEMM time; the bounds then hold for every expert not moved.
 std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand /*[G*E]*/,
                                               const Placement& placement, const Topology& topo,
-                                              double balance_slack);
+                                              double balance_slack, const GemmCost& gemm = {});
 
 // Pair level of §5: gives every (token, k) pair of `batch` a slot such that the per
 // (expert, src_gpu, slot) tallies equal `counts` exactly. Per token it prefers a slot on its own
@@ -53,10 +83,16 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
 std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                                   const std::vector<RouteCount>& counts);
 
-// route_locality_counts on batch.demand(), then assign_pairs when `assign` is true
-// (slot_of_pair stays empty otherwise).
+// route_locality_counts on batch.demand() (consolidated when `gemm` is enabled), then
+// assign_pairs when `assign` is true (slot_of_pair stays empty otherwise).
+// `stats`, when given, receives what the consolidation did.
+struct ConsolidateStats {
+  int moves = 0;      // replicas emptied
+  double cells = 0;   // entries of the S x G plan it read (its planning work)
+};
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
-                       double balance_slack, bool assign = true);
+                       double balance_slack, bool assign = true, const GemmCost& gemm = {},
+                       ConsolidateStats* stats = nullptr);
 
 // EPLB-style even split: source GPU i's j-th request (in token order) for expert e goes to
 // replica (i + j) mod r_e of e's replicas in ascending slot order. The source-dependent start

@@ -55,8 +55,8 @@ struct RankPlanning {
   RankLayout layout;
 
   double run(const RoutingBatch& b, const Placement& placement, const Topology& topo, double slack,
-             const std::vector<int32_t>& global_slots) {
-    if (!router || router->placement().phy2log != placement.phy2log) router.emplace(placement, topo, slack);
+             const GemmCost& gemm, const std::vector<int32_t>& global_slots) {
+    if (!router || router->placement().phy2log != placement.phy2log) router.emplace(placement, topo, slack, gemm);
     const int G = b.num_gpus, E = b.num_experts, k = b.top_k;
     counts.resize(size_t(G) * E);
     m.resize(size_t(placement.num_slots()) * G);
@@ -136,7 +136,7 @@ ServeReport serve(DriftWorkload& workload, const ModelShape& model, const Topolo
     it.swap_horizon = swap.horizon;
     it.routing_s = d.routing_wall_s;
     if (d.locality_routing)
-      it.rank_planning_wall_s = ranks.run(w.batch, d.placement, topo, opt.balance_slack, d.routing.slot_of_pair);
+      it.rank_planning_wall_s = ranks.run(w.batch, d.placement, topo, opt.balance_slack, d.routing_gemm, d.routing.slot_of_pair);
     it.imbalance = routed_imbalance(d.routing, d.placement);
     if (homes) {
       const auto home = home_loads(w.batch.demand(), model.num_experts, topo);

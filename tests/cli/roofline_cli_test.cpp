@@ -18,10 +18,14 @@ using testing::shared_dir;
 
 const std::string kTrace = shared_dir() + "/data/traces/llama4-maverick-mmlu";
 
-// Latency (us) of zepp with and without the roofline placement on Figure 9's Llama-4 layer.
+// Latency (us) of zepp with and without the roofline placement on Figure 9's Llama-4 layer, both
+// routing rows only (--no-consolidate): the placements compared as they were measured. (Zepp's
+// default consolidation by GEMM time, routing/consolidate.cpp, removes the weight reads that
+// the roofline placement refuses at placement time, from the batch's own counts: 1,309 us at 4
+// nodes, faster than either here; docs/baselines/fast.md.)
 std::map<std::string, double> zepp_latency(int nodes, const std::string& history) {
   std::map<std::string, double> out;
-  for (const std::string flag : {"", " --roofline-placement"}) {
+  for (const std::string flag : {" --no-consolidate", " --no-consolidate --roofline-placement"}) {
     const auto r = run_zepp("simulate --trace " + kTrace + history + " --model llama4-maverick --layer 5"
                             " --gpus-per-node 4 --size-mb 1 --strategies zepp --optimum off --format json --nodes " +
                             std::to_string(nodes) + flag);
@@ -46,11 +50,11 @@ TEST(RooflinePlacementCli, WinsWhenTheHistoryPredictsTheBatchAndLosesWhenItDoesN
   const auto sixteen = zepp_latency(16, "");
   ASSERT_EQ(four.size(), 2u);
   ASSERT_EQ(sixteen.size(), 2u);
-  EXPECT_LT(four.at("zepp/roofline-placement"), 0.95 * four.at("zepp"));
-  EXPECT_GT(sixteen.at("zepp/roofline-placement"), 1.2 * sixteen.at("zepp"));
+  EXPECT_LT(four.at("zepp/no-consolidate/roofline-placement"), 0.95 * four.at("zepp/no-consolidate"));
+  EXPECT_GT(sixteen.at("zepp/no-consolidate/roofline-placement"), 1.2 * sixteen.at("zepp/no-consolidate"));
   const auto in_sample = zepp_latency(16, " --history " + kTrace);
   ASSERT_EQ(in_sample.size(), 2u);
-  EXPECT_LT(in_sample.at("zepp/roofline-placement"), 0.95 * in_sample.at("zepp"));
+  EXPECT_LT(in_sample.at("zepp/no-consolidate/roofline-placement"), 0.95 * in_sample.at("zepp/no-consolidate"));
 }
 
 TEST(RooflinePlacementCli, FlagNeedsAStrategyOnZeppsPlacement) {

@@ -115,15 +115,15 @@ TEST(SimulateCli, ZeppHotRowsNameTheZeppAblationTheyRan) {
 TEST(SimulateCli, EveryZeppRowNamesEveryAblationItRan) {
   // zepp+swaps and zepp-overlap rows and the waves, round-order and local-first flags were
   // printed under plain names although their latency changed; zepp-overlap routes home, so it
-  // takes no /no-locality.
+  // takes no /no-locality or /no-consolidate.
   const auto j = simulate_json("--executor estimate --strategies zepp,zepp-overlap,zepp+swaps --no-merge --no-waves "
-                               "--round-order-always --no-local-first --no-locality --no-dispatch-chunks");
+                               "--round-order-always --no-local-first --no-locality --no-dispatch-chunks --no-consolidate");
   ASSERT_EQ(j["strategies"].size(), 3u);
   EXPECT_EQ(j["strategies"][0]["name"],
-            "zepp/no-merge/no-locality/no-waves/round-order-always/no-local-first/no-dispatch-chunks");
+            "zepp/no-merge/no-locality/no-waves/round-order-always/no-local-first/no-dispatch-chunks/no-consolidate");
   EXPECT_EQ(j["strategies"][1]["name"], "zepp-overlap/no-merge/no-waves/round-order-always/no-local-first/no-dispatch-chunks");
   EXPECT_EQ(j["strategies"][2]["name"],
-            "zepp+swaps/no-merge/no-locality/no-waves/round-order-always/no-local-first/no-dispatch-chunks");
+            "zepp+swaps/no-merge/no-locality/no-waves/round-order-always/no-local-first/no-dispatch-chunks/no-consolidate");
 }
 
 // The variant names the sweeps and tables print run beside their base on one layer, each equal

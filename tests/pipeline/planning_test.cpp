@@ -145,7 +145,14 @@ TEST(Planning, ZeppChargesItsCountsAllGatherAndOwnPairs) {
   const Layer l;
   const StrategyDecision d = find_strategy("zepp").decide(StrategyInput{l.workload, l.model, l.topo, StrategyOptions{}});
   EXPECT_EQ(d.planning.metadata_bytes, int64_t(l.model.num_experts) * kCountBytes);
-  EXPECT_EQ(d.planning.cells, double(l.model.num_experts) * l.topo.num_gpus());
+  // The count plan's cells, and the consolidation's pass at its share (strategy.hpp).
+  EXPECT_EQ(d.planning.cells,
+            double(l.model.num_experts) * l.topo.num_gpus() + kConsolidateCellShare * d.consolidate_cells);
+  StrategyOptions rows_only;
+  rows_only.consolidate = false;
+  const StrategyDecision r = find_strategy("zepp").decide(StrategyInput{l.workload, l.model, l.topo, rows_only});
+  EXPECT_EQ(r.consolidate_cells, 0.0);
+  EXPECT_EQ(r.planning.cells, double(l.model.num_experts) * l.topo.num_gpus());
   ASSERT_EQ(d.planning.pairs.size(), size_t(l.topo.num_gpus()));
   for (int g = 0; g < l.topo.num_gpus(); ++g)
     EXPECT_EQ(d.planning.pairs[size_t(g)], l.workload.tokens_per_gpu * l.model.top_k);
