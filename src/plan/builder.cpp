@@ -106,6 +106,8 @@ Builder::Builder(const RoutingBatch& batch, const Placement& placement, const Ro
   flow_rows_.assign(flow_.size(), 0);
   flow_pairs_.assign(flow_.size(), 0);
   final_of_own_.assign(plan_.num_gpus, -1);
+  split_of_flow_.resize(size_t(N_) * N_ * G_ * G_);
+  split_known_.assign(size_t(N_) * N_, 0);
 }
 
 int32_t Builder::add_task(const Task& t) { return plan_.add_task(t); }
@@ -238,42 +240,37 @@ std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) 
   const int S = placement_.num_slots();
   std::vector<char> chosen(S, 0);
   if (N_ == 1) return chosen;
-  // Rows of each flow m -> d (merge: a token once per node; nodes < 64 tracked exactly, beyond
-  // counted per pair, an upper bound) and per source GPU (the split's volumes).
-  std::vector<int64_t> flow_rows(size_t(N_) * N_, 0), volumes(size_t(N_) * N_ * G_, 0);
-  const int64_t T_tokens = batch_.num_tokens();
-  auto for_rows = [&](auto&& row) {  // row(token, its node, destination node, first pair, last pair)
-    for (int64_t t = 0; t < T_tokens; ++t) {
-      const int n = node_of(src_gpu_of_token_[t]);
-      uint64_t seen = 0;
-      for (int k = 0; k < K_; ++k) {
-        const int d = node_of(gpu_of_pair_[t * K_ + k]);
-        if (d == n) continue;
-        if (opt_.merge && d < 64) {
-          if (seen >> d & 1) continue;
-          seen |= uint64_t(1) << d;
-          row(t, n, d, t * K_, (t + 1) * K_);
-        } else {
-          row(t, n, d, t * K_ + k, t * K_ + k + 1);
-        }
-      }
-    }
-  };
-  for_rows([&](int64_t t, int n, int d, int64_t, int64_t) {
-    ++flow_rows[size_t(n) * N_ + d];
-    ++volumes[(size_t(n) * N_ + d) * G_ + size_t(local_of(src_gpu_of_token_[t]))];
-  });
-  // The share of each flow's rows in its first dispatch chunk (1 without chunks), by the chunk
-  // rule of dispatch_chunks.cpp on the groups without local-first: first[slot * N + m] marks the
-  // slots whose pairs from node m travel in the first chunk of flow m -> node of slot.
-  std::vector<char> first(size_t(S) * N_, 1);
-  std::vector<int64_t> first_rows(size_t(N_) * N_, 0);
+  // Rows of each flow m -> d, read off the dispatch flows (collect_dispatch): with merge a token
+  // once per node, except toward nodes 64 and beyond, counted per pair (an upper bound: the rule
+  // once tracked nodes in a 64-bit set, and plans are kept as they were).
+  const auto per_pair = [&](int d) { return opt_.merge && d >= 64; };
+  std::vector<int64_t> flow_rows(size_t(N_) * N_, 0);
   for (int m = 0; m < N_; ++m)
     for (int d = 0; d < N_; ++d) {
-      if (m == d || flow_rows[size_t(m) * N_ + d] == 0) continue;
-      const std::vector<int64_t> v(volumes.begin() + ptrdiff_t((size_t(m) * N_ + d) * G_),
-                                   volumes.begin() + ptrdiff_t((size_t(m) * N_ + d + 1) * G_));
-      const SplitMatrix x = plan_split(v, opt_, topo_, plan_.token_bytes);
+      const Flow& f = flows_[size_t(m) * N_ + d];
+      flow_rows[size_t(m) * N_ + d] = int64_t(per_pair(d) ? f.pairs.size() : f.rows.size());
+    }
+  // The share of each flow's rows in its first dispatch chunk (1 without chunks), by the chunk
+  // rule of dispatch_chunks.cpp on the groups without local-first: first[slot * N + m] marks the
+  // slots whose pairs from node m travel in the first chunk of flow m -> node of slot, and a
+  // flow's row is in its first chunk when one of its pairs is.
+  std::vector<char> first(size_t(S) * N_);
+  std::vector<int64_t> first_rows(size_t(N_) * N_, 0);
+  std::vector<int64_t> volumes(G_);
+  for (int m = 0; m < N_; ++m)
+    for (int d = 0; d < N_; ++d) {
+      if (flow_rows[size_t(m) * N_ + d] == 0) continue;
+      const Flow& f = flows_[size_t(m) * N_ + d];
+      const int64_t* x = nullptr;
+      SplitMatrix own;
+      if (per_pair(d)) {  // its own volumes (pairs per source GPU), so its own split
+        std::fill(volumes.begin(), volumes.end(), 0);
+        for (size_t r = 0; r < f.rows.size(); ++r) volumes[local_of(f.rows[r].src_gpu)] += f.pair_end(r) - f.rows[r].pair_begin;
+        own = plan_split(volumes, opt_, topo_, plan_.token_bytes);
+        x = own.data();
+      } else {
+        x = dispatch_split(m, d);
+      }
       int64_t busiest = 0;
       for (int j = 0; j < G_; ++j) {
         int64_t carried = 0;
@@ -281,18 +278,21 @@ std::vector<char> Builder::local_first_slots(const std::vector<int64_t>& count) 
         busiest = std::max(busiest, carried);
       }
       const int C = dispatch_chunk_count(m, d, busiest);
-      if (C <= 1) continue;
+      if (C <= 1) {
+        first_rows[size_t(m) * N_ + d] = flow_rows[size_t(m) * N_ + d];
+        continue;
+      }
       assign_slot_chunks(m, d, C);
       for (int s = d * G_ * placement_.slots_per_gpu; s < (d + 1) * G_ * placement_.slots_per_gpu; ++s)
         if (count[size_t(s) * N_ + m] > 0) first[size_t(s) * N_ + m] = chunk_of_slot_[size_t(s)] == 0;
-    }
-  for_rows([&](int64_t, int n, int d, int64_t p, int64_t q) {
-    for (int64_t i = p; i < q; ++i)
-      if (node_of(gpu_of_pair_[i]) == d && first[size_t(routing_.slot_of_pair[i]) * N_ + n]) {
-        ++first_rows[size_t(n) * N_ + d];
-        return;
+      int64_t& in_first = first_rows[size_t(m) * N_ + d];
+      for (size_t r = 0; r < f.rows.size(); ++r) {
+        int64_t hits = 0;
+        for (uint32_t i = f.rows[r].pair_begin; i < f.pair_end(r); ++i)
+          hits += first[size_t(routing_.slot_of_pair[size_t(f.pairs[i])]) * N_ + m];
+        in_first += per_pair(d) ? hits : hits > 0;
       }
-  });
+    }
   std::vector<int64_t> inbound(N_, 0);  // rows into each node from other nodes
   std::vector<double> first_share(N_, 0.0);  // the largest first-chunk share of a flow into it
   for (int m = 0; m < N_; ++m)
@@ -544,8 +544,9 @@ CommPlan Builder::build(const std::vector<WeightMove>& weight_moves, const std::
                         Arrays& memory) {
   add_weight_moves(weight_moves);
   add_multicasts(multicasts);
+  collect_dispatch();
   plan_compute_groups();
-  add_dispatch();
+  route_dispatch();
   add_compute_groups();
   if (opt_.combine_waves > 1) estimate_compute_finish();
   add_combine();

@@ -72,7 +72,7 @@ struct Staged {
 
 // The builder's memory, kept by CommPlanBuilder from one build to the next so that a steady
 // stream of builds writes into pages it already holds (no faults, no zeroing by the kernel).
-// Every build sets or clears each member before reading it (Builder::Builder, add_dispatch).
+// Every build sets or clears each member before reading it (Builder::Builder, collect_dispatch).
 struct Arrays {
   // Coalesced transfers, by key (src, dst, phase, round, hop, wave), in dense tables (-1: none
   // yet). Every key lands in exactly one entry, as each table's scope fixes what it leaves out:
@@ -116,12 +116,14 @@ struct Arrays {
   std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
   std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
   std::vector<int> node_waves_;            // [N] combine waves of the node (PlanOptions::combine_waves)
-  // Compute groups, planned before dispatch (plan_compute_groups) so that dispatch can order its
-  // chunks by them: [slot][source node] pairs, [slot][source node] -> group, [slot][group] ->
+  // Compute groups, planned before dispatch is routed (plan_compute_groups) so that dispatch can
+  // order its chunks by them: [slot][source node] pairs, [slot][source node] -> group, [slot][group] ->
   // delivery rank of the group (its priority).
   std::vector<int64_t> slot_count_;
   std::vector<int32_t> group_of_, rank_of_group_;
   std::vector<int32_t> chunk_of_row_, chunk_of_slot_;  // dispatch_chunks.cpp, per flow
+  std::vector<int64_t> split_of_flow_;  // [N * N][G * G] dispatch_split's, valid where split_known_
+  std::vector<char> split_known_;       // [N * N]
   CommPlan::Array spare_deps_;  // finalize_deps' new dep_index; the old one is kept for the next build
 };
 
@@ -160,7 +162,7 @@ class Builder : private Arrays {
   void plan_compute_groups();
   void add_compute_groups();
   // Slots whose own-node rows form a group of their own, computed first (builder.cpp states the
-  // rule). count: [slot][source node] pairs.
+  // rule), from the dispatch flows (collect_dispatch). count: [slot][source node] pairs.
   std::vector<char> local_first_slots(const std::vector<int64_t>& count);
   // The compute groups of every slot (group_of_, rank_of_group_) from slot_count_, each local_first
   // slot's own-node rows apart.
@@ -170,8 +172,14 @@ class Builder : private Arrays {
   void finalize_rows();
   void finalize_deps();
 
-  // dispatch.cpp: fills deliver_[p] and receiver_[p].
-  void add_dispatch();
+  // dispatch.cpp, in two steps: the intra-node transfers and the rows of each inter-node flow
+  // (flows_), then (after plan_compute_groups, which reads the flows) their routes, which fill
+  // deliver_[p] and receiver_[p].
+  void collect_dispatch();
+  void route_dispatch();
+  // The split of dispatch flow src_node -> dst_node (plan_split of its volumes), solved once per
+  // build: local-first reads it before route_flow does (split_of_flow_).
+  const int64_t* dispatch_split(int src_node, int dst_node);
   // combine.cpp
   void add_combine();
   int32_t final_reduce(int gpu, int32_t arrival);  // arrival -1: the GPU's own computed pairs

@@ -5,7 +5,7 @@
 
 namespace zepp::plan_detail {
 
-void Builder::add_dispatch() {
+void Builder::collect_dispatch() {
   std::vector<Flow>& flows = flows_;
   flows.resize(size_t(N_) * N_);
   for (size_t i = 0; i < flows.size(); ++i) {  // at most a row per remote pair
@@ -49,10 +49,13 @@ void Builder::add_dispatch() {
     }
   }
 
+}
+
+void Builder::route_dispatch() {
   for (int n = 0; n < N_; ++n)
     for (int d = 0; d < N_; ++d)
-      if (!flows[size_t(n) * N_ + d].rows.empty()) route_flow(Phase::Dispatch, n, d, flows[size_t(n) * N_ + d]);
-  for (Flow& f : flows) f.clear(G_);  // combine reuses them
+      if (!flows_[size_t(n) * N_ + d].rows.empty()) route_flow(Phase::Dispatch, n, d, flows_[size_t(n) * N_ + d]);
+  for (Flow& f : flows_) f.clear(G_);  // combine reuses them
 }
 
 }  // namespace zepp::plan_detail

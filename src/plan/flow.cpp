@@ -8,6 +8,17 @@
 
 namespace zepp::plan_detail {
 
+const int64_t* Builder::dispatch_split(int src_node, int dst_node) {
+  const size_t f = size_t(src_node) * N_ + dst_node, GG = size_t(G_) * G_;
+  int64_t* x = split_of_flow_.data() + f * GG;
+  if (!split_known_[f]) {
+    const SplitMatrix solved = plan_split(flows_[f].volumes, opt_, topo_, plan_.token_bytes);
+    std::copy(solved.begin(), solved.end(), x);
+    split_known_[f] = 1;
+  }
+  return x;
+}
+
 const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int dst_node, const Flow& flow) {
   // Dispatch round r sends to n - r; combine round r sends to n + r (Algorithm 1 lines 3, 17).
   const int round = phase == Phase::Dispatch ? (src_node - dst_node + N_) % N_ : (dst_node - src_node + N_) % N_;
@@ -16,7 +27,14 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
   for (size_t i : flow_used_) flow_[i] = -1, flow_rows_[i] = 0, flow_pairs_[i] = 0;  // the last flow's
   flow_used_.clear();
 
-  SplitMatrix x = plan_split(flow.volumes, opt_, topo_, plan_.token_bytes);  // eq. (2)/(3), split.hpp
+  // Eq. (2)/(3), split.hpp; take_nic below uses up its copy.
+  SplitMatrix x;
+  if (phase == Phase::Dispatch) {
+    const int64_t* known = dispatch_split(src_node, dst_node);
+    x.assign(known, known + size_t(G_) * G_);
+  } else {
+    x = plan_split(flow.volumes, opt_, topo_, plan_.token_bytes);
+  }
 
   // Dispatch chunks (dispatch_chunks.cpp): cut after the split, from the NIC that carries most.
   int chunks = 1;

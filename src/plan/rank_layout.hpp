@@ -23,7 +23,7 @@
 // GPU h carries the tokens of rank i's gpu_pairs for h (each once), and its RDMA puts from node
 // n to node d carry, among GPU i's tokens, those of rank i's node_tokens for d; recv_pairs and
 // slot_pairs equal the tallies of all ranks' gpu_pairs. Proof: the lists apply to a token's
-// slots the grouping add_dispatch applies (pairs on another GPU of the node: one row per GPU;
+// slots the grouping collect_dispatch applies (pairs on another GPU of the node: one row per GPU;
 // pairs on other nodes: one row per node), and the slots are the global ones (Router::route_rank
 // equals the global routing, router.hpp); the receive side sums m, whose column i tallies rank
 // i's slots exactly (route_rank checks that every quota is used up).
