@@ -19,15 +19,29 @@
 // within p's node is always allowed; one to another node n' only while out_n and in_n' stay
 // <= B afterwards (n = p's node: its own rows of p now leave it; n' receives p's rows but its
 // own). Among the allowed moves whose new max(T_g, T_h) (h the GPU of q; T_g alone when h = g)
-// is below T_g: a move within the node beats one across, then the lower new maximum wins, then
-// the fewer rows newly crossing nodes, then the lower p, then the lower q; the best is
-// applied. Stop when g has none; then undo, newest first, the moves made after the maximum over
+// is below T_g - M (the margin, below): a move within the node beats one across, then the
+// lower new maximum wins, then the fewer rows newly crossing nodes, then the lower p, then the
+// lower q; the best is applied. Stop when g has none; then undo, newest first, the moves made after the maximum over
 // all GPUs last fell (with several GPUs tied at the top, a move on the first of them alone
 // lowers nothing the layer waits for, and on Qwen3 at 4 nodes, 1 MB such moves cost 2% in
 // rows sent across nodes for no compute). Why cross nodes at all: Zepp's placement puts a hot expert's
 // replicas on different nodes (one per node where it pays), so on Llama-4 at 4 nodes no
 // weight-bound replica on a busiest GPU had a sibling on its own node; the rows it sends across
 // are few (the move is weight-bound) and B bounds what any node's NICs carry.
+//
+// Margin: M = read_s / 2, half a weight read. The roofline model sees neither what a move costs
+// downstream (rows that newly cross nodes delay that node's first dispatch chunks; the plan
+// builder's local-first step may split the receiving slot into two GEMMs, each a full weight
+// read) nor anything but the busiest GPU; a move worth less than that is noise in the model's
+// terms. Evidence (Figure 9, a100, `sim`): on Qwen3 at 4 nodes, 1 MB the only move made without
+// M gained 0.12 us (one row's FLOPs, the second-busiest GPU being that close) and cost 10.6 us
+// (433.8 against 423.2 us without consolidation; 424.6 with M); every move Llama-4 makes gains
+// 121-167 us, so any M between 0.2 and 120 us gives the same Figure 9 (M = 83.6 us there).
+//
+// Exact early exit: the water-filling keeps every slot's rows (count_plan), so T_g for every GPU
+// and the first step's compute test (the new maximum below T_g - M, ignoring (c)'s node test,
+// which can only refuse more) need the S slot loads and not the S x G plan. When no move of the
+// busiest GPU passes it, the first step would apply none and nothing would change: return then.
 //
 // Invariants and proofs.
 // (a) Every pair is still served: a move only relabels rows of (source i, expert e) from one
@@ -36,7 +50,7 @@
 // (b) The busiest GPU's roofline time never rises, and falls whenever the plan changes: a move
 //     changes only T_g and T_h; both new values are computed by the same function, in the same
 //     order, as they are kept afterwards (Router::gpu_time), and the move is applied only when
-//     both are below T_g = max over GPUs; every other GPU is unchanged and was <= T_g. So the
+//     both are below T_g - M < T_g = max over GPUs; every other GPU is unchanged and was <= T_g. So the
 //     maximum never rises from move to move, and the moves kept end where it last fell below
 //     the water-filling's (none kept when it never fell: m is restored exactly, the undo
 //     putting back each moved row).
@@ -65,8 +79,10 @@
 // looking at the water-filling's loads of those replicas. docs/baselines/fast.md lists where it
 // changes Figure 9.
 //
-// Cost: when it runs, one pass over m (S x G additions: slot loads, source totals), the node
-// flows, then per move a scan of the G GPU times and of the busiest GPU's slots and replicas.
+// Cost: when some weight-bound replica has rows, the S slot loads (the GPU times and the early
+// exit); when a move passes the compute test, one pass over m (S x G additions: source totals),
+// the node flows, then per move a scan of the G GPU times and of the busiest GPU's slots and
+// replicas.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -108,6 +124,34 @@ double Router::gpu_time(int g, int p, int64_t load_p, int q, int64_t load_q) con
   return t;
 }
 
+// The least a move must take off the busiest GPU's roofline time (opening comment, "Margin").
+double Router::move_margin() const { return gemm_.read_s / 2; }
+
+// The new max(T_top, T_h) when slot p's rows (on GPU `top`) all go to slot q, from slot loads.
+double Router::time_after_move(int top, int p, int q) const {
+  const int h = q / placement_.slots_per_gpu;
+  const int64_t to = slot_load_[q] + slot_load_[p];
+  return h == top ? gpu_time(top, p, 0, q, to) : std::max(gpu_time(top, p, 0, -1, 0), gpu_time(h, q, to, -1, 0));
+}
+
+// Whether some move of the busiest GPU `top` passes the compute test alone (the node test of
+// (c) can only refuse more): a weight-bound slot p of a multi-replica expert with rows, a sibling
+// q with rows, and a new maximum below T_top by the margin.
+bool Router::compute_allows_a_move(int top) const {
+  const int spg = placement_.slots_per_gpu;
+  const double limit = gpu_time_[size_t(top)] - move_margin();
+  for (int p = top * spg; p < (top + 1) * spg; ++p) {
+    const int e = placement_.phy2log[p];
+    const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
+    if (r < 2 || slot_load_[p] == 0 || !gemm_.weight_bound(slot_load_[p])) continue;
+    for (int x = b; x < b + r; ++x) {
+      const int q = rep_slot_[x];
+      if (q != p && slot_load_[q] > 0 && time_after_move(top, p, q) < limit) return true;
+    }
+  }
+  return false;
+}
+
 void Router::consolidate(int64_t* m) {
   stats_ = {};
   const int G = G_, S = S_, spg = placement_.slots_per_gpu, N = G / gpn_;
@@ -123,8 +167,11 @@ void Router::consolidate(int64_t* m) {
     return x;
   };
   // Nothing to do unless some replica of a multi-replica expert is weight-bound with rows
-  // (compute-bound layers stop here). Those replicas' rows are the water-filling's loads
-  // (count_plan keeps them in slot_load_); a single-replica slot's are read below.
+  // (compute-bound layers stop here). The water-filling kept every slot's rows in L
+  // (locality.cpp: count_plan), so the GPU times and the busiest GPU's candidate moves are known
+  // without reading m: when no candidate lowers the busiest GPU by the margin, compute alone
+  // refuses every move, the first step below would stop with none, and m stays as it is (the
+  // exact early exit of the opening comment).
   bool any = false;
   for (int e = 0; e < E_; ++e) {
     if (rep_begin_[e + 1] - rep_begin_[e] < 2) continue;
@@ -134,14 +181,16 @@ void Router::consolidate(int64_t* m) {
     }
   }
   if (!any) return;
+  for (int g = 0; g < G; ++g) T[g] = gpu_time(g, -1, 0, -1, 0);
+  stats_.cells += double(S);
+  if (!compute_allows_a_move(int(std::max_element(T, T + G) - T))) return;
   stats_.cells += double(S) * G;
+  const double margin = move_margin();
   int64_t* const src = source_rows_.data();  // rows of every source GPU
   std::fill_n(src, G, 0);
   for (int p = 0; p < S; ++p) {
     const int64_t* const row = m + size_t(p) * G;
-    int64_t sum = 0;
-    for (int i = 0; i < G; ++i) sum += row[i], src[i] += row[i];
-    L[p] = sum;
+    for (int i = 0; i < G; ++i) src[i] += row[i];
   }
   // Node flows: node s sends its GPUs' rows minus those served on s; node n receives the rows of
   // its slots minus its own GPUs'.
@@ -156,7 +205,6 @@ void Router::consolidate(int64_t* m) {
   for (int i = 0; i < G; ++i) out[gpu_node_[i]] += src[i];
   int64_t busiest_nic = 0;  // B: the most inter-node rows a node sends or receives
   for (int s = 0; s < N; ++s) busiest_nic = std::max({busiest_nic, out[s], in[s]});
-  for (int g = 0; g < G; ++g) T[g] = gpu_time(g, -1, 0, -1, 0);
   // Moves are logged (slots and the rows moved) so that those after the last one that lowered
   // the maximum over all GPUs can be undone: with GPUs tied at the top, emptying a slot on the
   // first of them alone changes nothing the layer waits for.
@@ -191,10 +239,8 @@ void Router::consolidate(int64_t* m) {
           if (out[n] + own > busiest_nic || in[nq] + (L[p] - there) > busiest_nic) continue;
           added = own - there;
         }
-        const int h = q / spg;
-        const double after = h == top ? gpu_time(top, p, 0, q, L[q] + L[p])
-                                      : std::max(gpu_time(top, p, 0, -1, 0), gpu_time(h, q, L[q] + L[p], -1, 0));
-        if (!(after < before)) continue;
+        const double after = time_after_move(top, p, q);
+        if (!(after < before - margin)) continue;
         if (best_p < 0 || (best_cross && !cross) ||
             (cross == best_cross && (after < best_after || (after == best_after && added < best_added)))) {
           best_p = p, best_q = q, best_cross = cross, best_after = after, best_added = added;

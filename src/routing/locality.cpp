@@ -61,24 +61,34 @@ void Router::plan(std::span<const int64_t> counts, std::span<int64_t> m) {
 // streams) and every expert's row of m gets 8 adjacent entries, a cache line, per visit (a
 // column at a time would touch a new cache line per entry). Experts are independent: the order
 // of this pass and the callers' loops does not change m. Returns the entries' sign bits ORed.
-uint64_t Router::copy_single_rank_major(const int64_t* demand, size_t si, int64_t* m) const {
+// With `load` ([S], may be null) each single-replica slot's rows are summed into it as they are
+// copied (consolidate reads every slot's load; locality.cpp's water-filling keeps the others').
+uint64_t Router::copy_single_rank_major(const int64_t* demand, size_t si, int64_t* m, int64_t* load) const {
   const int G = G_;
   uint64_t signs = 0;
   const int32_t* const one = single_.data();
   const int32_t* const one_slot = single_slot_.data();
   const int n1 = int(single_.size());
+  if (load)
+    for (int a = 0; a < n1; ++a) load[one_slot[a]] = 0;
   int i0 = 0;
   for (; i0 + 8 <= G; i0 += 8) {
     const int64_t* const src = demand + size_t(i0) * si;
     for (int a = 0; a < n1; ++a) {
       const int64_t* const col = src + one[a];
       int64_t* const dst = m + size_t(one_slot[a]) * G + i0;
-      for (int x = 0; x < 8; ++x) signs |= uint64_t(dst[x] = col[x * si]);
+      int64_t sum = 0;
+      for (int x = 0; x < 8; ++x) signs |= uint64_t(dst[x] = col[x * si]), sum += dst[x];
+      if (load) load[one_slot[a]] += sum;
     }
   }
   for (; i0 < G; ++i0) {
     const int64_t* const src = demand + size_t(i0) * si;
-    for (int a = 0; a < n1; ++a) signs |= uint64_t(m[size_t(one_slot[a]) * G + i0] = src[one[a]]);
+    for (int a = 0; a < n1; ++a) {
+      const int64_t x = m[size_t(one_slot[a]) * G + i0] = src[one[a]];
+      signs |= uint64_t(x);
+      if (load) load[one_slot[a]] += x;
+    }
   }
   return signs;
 }
@@ -93,7 +103,8 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
   int64_t* const rem = rem_.data();
   int32_t* const order = order_.data();
   int32_t* const touched = touched_.data();
-  if (si != 1) signs = copy_single_rank_major(demand, si, m);
+  int64_t* const kept = gemm_.enabled() ? slot_load_.data() : nullptr;  // every slot's rows, for consolidate
+  if (si != 1) signs = copy_single_rank_major(demand, si, m, kept);
   for (int e = 0; e < E_; ++e) {
     const int64_t* const d = demand + size_t(e) * se;
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
@@ -101,7 +112,9 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     if (r == 1) {  // the water-filling would send everything to the only slot
       if (si == 1) {  // (rank-major: copied above)
         int64_t* const row = m + size_t(slot[0]) * G;
-        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i]);
+        int64_t sum = 0;
+        for (int i = 0; i < G; ++i) signs |= uint64_t(row[i] = d[i]), sum += row[i];
+        if (kept) kept[slot[0]] = sum;
       }
       continue;
     }
@@ -121,8 +134,8 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     }
     // The replicas' rows, for consolidate (kept as the water-filling ends; it reads them).
     auto keep_loads = [&] {
-      if (gemm_.enabled())
-        for (int j = 0; j < r; ++j) slot_load_[slot[j]] = load[j];
+      if (kept)
+        for (int j = 0; j < r; ++j) kept[slot[j]] = load[j];
     };
     if (total == 0) {
       keep_loads();

@@ -157,10 +157,13 @@ class Router {
   // Both return false when an entry is negative (m then unspecified).
   bool count_plan(const int64_t* d, size_t se, size_t si, int64_t* m);
   bool even_count_plan(const int64_t* d, size_t se, size_t si, int64_t* m) const;
-  uint64_t copy_single_rank_major(const int64_t* d, size_t si, int64_t* m) const;
+  uint64_t copy_single_rank_major(const int64_t* d, size_t si, int64_t* m, int64_t* load = nullptr) const;
   // consolidate.cpp: the GEMM-time step on a finished count plan m [S * G].
   void consolidate(int64_t* m);
   double gpu_time(int g, int p, int64_t load_p, int q, int64_t load_q) const;
+  double move_margin() const;
+  double time_after_move(int top, int p, int q) const;
+  bool compute_allows_a_move(int top) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1, int home);
   void check_quotas_used(int g0, int g1, int home) const;
 

@@ -88,7 +88,7 @@ std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& pl
 // `stats`, when given, receives what the consolidation did.
 struct ConsolidateStats {
   int moves = 0;      // replicas emptied
-  double cells = 0;   // entries of the S x G plan it read (its planning work)
+  double cells = 0;   // entries it read (its planning work): S slot loads, + S x G and 2 G per move when it moves
 };
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                        double balance_slack, bool assign = true, const GemmCost& gemm = {},
