@@ -180,9 +180,9 @@ struct PlanOptions {
                             // them on the destination (plan/dispatch_chunks.cpp): at most this
                             // many per flow, fewer where the rule there says so; 1: one put per
                             // (NIC, peer) per flow. In [1, 64].
-  bool combine_after_dispatch = false;  // every inter-node combine transfer a GPU sends waits for
-                                        // the inter-node dispatch transfers it sends
-                                        // (combine_after_dispatch below)
+  bool combine_after_dispatch = false;  // every inter-node combine transfer waits for the
+                                        // inter-node dispatch transfers its sender sends and
+                                        // its receiver receives (combine_after_dispatch below)
   // The shared-expert window (iser-moe.txt §3.1, §4.4): with a model that has shared experts,
   // each GPU's compute stream first runs the shared experts over its own tokens (TaskKind::
   // SharedExpert), and its dispatch and routed GEMMs wait for it, while weight transfers
@@ -337,8 +337,9 @@ class CommPlanBuilder {
 void keep_round_order(CommPlan& plan, bool dispatch = true, bool combine = true);
 
 // Algorithm 1's phase order on each NIC (dispatch rounds, then combine rounds; lines 3, 17):
-// every inter-node (Link::NIC) combine transfer sent by a GPU also depends on every inter-node
-// dispatch transfer that GPU sends. Why: links share bandwidth among concurrent flows
+// every inter-node (Link::NIC) combine transfer from GPU g to GPU h also depends on every
+// inter-node dispatch transfer g sends and every one h receives (plan/nic_order.cpp says why the
+// receiving end too). Why: links share bandwidth among concurrent flows
 // (exec/sim.hpp, LinkSharing::Fair), so priorities alone do not keep the order, and a combine
 // wave sent early takes a NIC from the dispatch that other GPUs' GEMMs still wait for (Qwen3-30B
 // 4 x 4 A100 at 64 MB, a wave per GEMM up to 64 without this: node 1's dispatch ended at

@@ -131,10 +131,43 @@ TEST(CombineAfterDispatch, ANicsCombineWaitsForItsDispatch) {
       const auto deps = test::deps_of(p, t);
       const bool waits = std::find(deps.begin(), deps.end(), dispatch_of[t.gpu]) != deps.end();
       EXPECT_EQ(waits, after) << "combine put from GPU " << t.gpu;
-      EXPECT_EQ(std::find(deps.begin(), deps.end(), dispatch_of[1 - t.gpu]), deps.end());  // only its own NIC's
+      // GPU 1 - g's put goes to g itself: it is neither this put's sender's nor its receiver's.
+      EXPECT_EQ(std::find(deps.begin(), deps.end(), dispatch_of[1 - t.gpu]), deps.end());
     }
     EXPECT_EQ(combines, 3);  // GPU 0: t1 and t2 in two waves (as in TwoGemms); GPU 1: t0
   }
+}
+
+// The receiving end: 3 nodes x 1 GPU, experts 2g and 2g + 1 on GPU g. GPU 1's token needs expert
+// 0 (dispatch 1 -> 0, combine 0 -> 1), GPU 2's expert 2 (dispatch 2 -> 1, combine 1 -> 2). The
+// combine 0 -> 1 waits for the dispatch GPU 1 receives (2 -> 1), though GPU 0 sends none; the
+// combine 1 -> 2 waits for the dispatch GPU 1 sends (1 -> 0), GPU 2 receiving none.
+TEST(CombineAfterDispatch, ACombineAlsoWaitsForTheDispatchIntoItsReceiver) {
+  const Topology topo = test::small_topology(3, 1);
+  const ModelShape model = test::small_model(6, 1);
+  const RoutingBatch batch = test::make_batch(6, 1, {{}, {{0}}, {{2}}});
+  const Placement placement{3, 6, 2, {0, 1, 2, 3, 4, 5}};
+  const Routing routing = test::first_replica(batch, placement);
+  PlanOptions o{true, true, true, 0.0};
+  o.combine_after_dispatch = true;
+  const CommPlan p = build_comm_plan(batch, placement, routing, topo, model, o);
+  ASSERT_EQ(test::check_plan(p, batch, placement, routing), "");
+  std::map<std::pair<int, int>, int32_t> dispatch;  // (from, to) -> its put
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const Task& t = p.tasks[i];
+    if (t.kind == TaskKind::Transfer && t.link == Link::NIC && t.phase == Phase::Dispatch)
+      dispatch[{t.gpu, t.dst_gpu}] = int32_t(i);
+  }
+  ASSERT_EQ(dispatch.size(), 2u);
+  std::map<std::pair<int, int>, std::vector<int32_t>> waits;  // (from, to) -> the dispatch puts it waits for
+  for (const Task& t : p.tasks) {
+    if (t.kind != TaskKind::Transfer || t.link != Link::NIC || t.phase != Phase::Combine) continue;
+    for (int32_t d : test::deps_of(p, t))
+      if (p.tasks[size_t(d)].phase == Phase::Dispatch && p.tasks[size_t(d)].link == Link::NIC)
+        waits[{t.gpu, t.dst_gpu}].push_back(d);
+  }
+  using Waits = std::map<std::pair<int, int>, std::vector<int32_t>>;
+  EXPECT_EQ(waits, (Waits{{{0, 1}, {dispatch.at({2, 1})}}, {{1, 2}, {dispatch.at({1, 0})}}}));
 }
 
 // (W1) and (W2): with waves every NIC carries the same rows of each flow, and every token's
