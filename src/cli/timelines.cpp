@@ -49,8 +49,8 @@ void write_timelines(const std::string& file, const std::vector<LabelledTimeline
   for (const auto& t : timelines) {
     const std::string name = file_label(t.label);
     const std::string json = stem + "-" + name + ".json", svg = stem + "-" + name + ".svg";
-    write_chrome_trace(*t.result, gpus_per_node, json);
-    write_gantt_svg(*t.result, gpus_per_node, svg, t.title);
+    write_chrome_trace(*t.result, gpus_per_node, json, "--timeline");
+    write_gantt_svg(*t.result, gpus_per_node, svg, t.title, "--timeline");
     std::fprintf(stderr, "timeline %s: %s (Perfetto), %s\n", t.label.c_str(), json.c_str(), svg.c_str());
   }
 }

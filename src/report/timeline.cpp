@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 
 namespace zepp {
 
@@ -31,12 +31,6 @@ int num_gpus(const LayerResult& r) {
   int n = int(r.gpus.size());
   for (const TimelineEvent& e : r.timeline) n = std::max(n, e.gpu + 1);
   return n;
-}
-
-void write_file(const std::string& path, const std::string& text, const char* arg) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.good()) throw ArgumentError(std::string(arg) + ": cannot write " + path);
 }
 
 // gnuplot strings are single-quoted; a quote inside is doubled.
@@ -120,13 +114,16 @@ std::string chrome_trace_json(const LayerResult& result, int gpus_per_node) {
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump();
 }
 
-void write_chrome_trace(const LayerResult& result, int gpus_per_node, const std::string& path) {
-  write_file(path, chrome_trace_json(result, gpus_per_node), "path");
+void write_chrome_trace(const LayerResult& result, int gpus_per_node, const std::string& path, const std::string& flag) {
+  check_output_file(path, flag);  // before the JSON is built
+  write_file_atomically(path, chrome_trace_json(result, gpus_per_node), flag);
 }
 
 void write_gantt_svg(const LayerResult& result, int gpus_per_node, const std::string& svg_path,
-                     const std::string& title) {
+                     const std::string& title, const std::string& flag) {
   require(gpus_per_node > 0, "gpus_per_node", "must be positive");
+  // All three files checked before the first is written: a refused one leaves nothing half-made.
+  for (const char* suffix : {"", ".dat", ".gp"}) check_output_file(svg_path + suffix, flag);
   const int gpus = num_gpus(result);
   // Lane of (gpu, track): GPU 0 at the top, its compute lane above its links.
   auto lane = [&](int gpu, int track) { return double((gpus - 1 - gpu) * 4 + (2 - track)); };
@@ -144,7 +141,7 @@ void write_gantt_svg(const LayerResult& result, int gpus_per_node, const std::st
       }
     data += "0 -10 0 0\n\n\n";  // a dummy box off-screen keeps every block non-empty
   }
-  write_file(svg_path + ".dat", data, "svg_path");
+  write_file_atomically(svg_path + ".dat", data, flag);
 
   std::string ytics;
   for (int g = 0; g < gpus; ++g) {
@@ -166,7 +163,7 @@ void write_gantt_svg(const LayerResult& result, int gpus_per_node, const std::st
               " using 1:2:3:4 with boxxyerror fs solid 0.8 noborder lc rgb '" + kTrackColors[t] + "' title '" +
               kTrackTitles[t] + "'";
   script += "\n";
-  write_file(svg_path + ".gp", script, "svg_path");
+  write_file_atomically(svg_path + ".gp", script, flag);
 
   const std::string cmd = "gnuplot " + shell_quoted(svg_path + ".gp") + " 1>&2";  // keep stdout clean
   const int status = std::system(cmd.c_str());

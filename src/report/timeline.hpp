@@ -21,14 +21,19 @@ std::vector<int> timeline_lanes(const std::vector<TimelineEvent>& events);
 
 std::string chrome_trace_json(const LayerResult& result, int gpus_per_node);
 
-// Writes chrome_trace_json to `path`. Throws ArgumentError("path: ...") if it cannot be written.
-void write_chrome_trace(const LayerResult& result, int gpus_per_node, const std::string& path);
+// Writes chrome_trace_json to `path` by the output-file rules (core/output_file.hpp: a path that
+// exists and is not a regular file is refused before the JSON is built; written atomically, its
+// folder created). Throws ArgumentError("<flag>: ...") when refused or it cannot be written.
+void write_chrome_trace(const LayerResult& result, int gpus_per_node, const std::string& path,
+                        const std::string& flag = "path");
 
 // Writes `svg_path` with gnuplot: x = time in milliseconds, one lane per (GPU, track), boxes
 // coloured by track. Leaves the data and script beside it (svg_path + ".dat", ".gp") so the
-// chart can be restyled. Throws ArgumentError("svg_path: ...") if the files cannot be written,
+// chart can be restyled. The three paths follow the output-file rules (core/output_file.hpp):
+// all are checked before the first is written, the data and script are written atomically and
+// the folder is created. Throws ArgumentError("<flag>: ...") for a path refused or unwritable,
 // std::runtime_error if gnuplot fails (its exit status in the message).
 void write_gantt_svg(const LayerResult& result, int gpus_per_node, const std::string& svg_path,
-                     const std::string& title = "MoE layer timeline");
+                     const std::string& title = "MoE layer timeline", const std::string& flag = "svg_path");
 
 }  // namespace zepp

@@ -117,7 +117,6 @@ TEST(GanttSvg, GnuplotDrawsEveryLane) {
   for (std::string line; std::getline(dat, line);) boxes += !line.empty() && line[0] != '#';
   EXPECT_EQ(boxes, int(r.timeline.size()) + 3);
 
-  EXPECT_THROW(write_gantt_svg(r, 2, (dir / "missing" / "x.svg").string()), ArgumentError);
   const std::string json = (dir / "layer.json").string();
   write_chrome_trace(r, 2, json);
   size_t slices = 0;
@@ -125,6 +124,40 @@ TEST(GanttSvg, GnuplotDrawsEveryLane) {
   for (const auto& e : trace["traceEvents"]) slices += e["ph"] == "X";
   EXPECT_EQ(slices, r.timeline.size()) << trace.dump().substr(0, 400);
   std::filesystem::remove_all(dir);
+}
+
+// Both writers follow the output-file rules (core/output_file.hpp): a path that is not a regular
+// file is refused naming the flag, before anything is written (a plain ofstream wrote into
+// /dev/null and left the Gantt's data and script beside a folder named x.svg); files are replaced
+// whole, with no PATH.tmp left, and a missing folder is created.
+TEST(TimelineWriters, FollowTheOutputFileRules) {
+  namespace fs = std::filesystem;
+  const LayerResult r = two_event_result();
+  const fs::path dir = fs::temp_directory_path() / ("zepp-timeline-rules-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "x.svg");
+  auto error_of = [](auto&& write) -> std::string {
+    try {
+      write();
+    } catch (const ArgumentError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of([&] { write_chrome_trace(r, 1, "/dev/null", "--timeline"); }),
+            "--timeline: /dev/null is a character device; expected a regular file to write (or a new file name)");
+  const std::string svg = (dir / "x.svg").string();
+  EXPECT_EQ(error_of([&] { write_gantt_svg(r, 1, svg, "t", "--timeline"); }),
+            "--timeline: " + svg + " is a directory; expected a regular file to write (or a new file name)");
+  EXPECT_FALSE(fs::exists(svg + ".dat"));
+  EXPECT_FALSE(fs::exists(svg + ".gp"));
+
+  const std::string json = (dir / "new" / "t.json").string();
+  write_chrome_trace(r, 1, json);  // the folder is created
+  write_chrome_trace(r, 1, json);  // and the file replaced
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(json)), nlohmann::json::parse(chrome_trace_json(r, 1)));
+  EXPECT_FALSE(fs::exists(json + ".tmp"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
