@@ -57,7 +57,9 @@ def test_real_trace_matches_the_program(shared_dir):
         (dict(executor="gpu"), "executor"),
         (dict(strategies=()), "strategies"),
         (dict(gpus_per_node=-2), "gpus_per_node"),
-        (dict(model="gpt-5"), "model"),
+        (dict(model="gpt-5"), "model: unknown preset 'gpt-5', expected one of deepseek-v2-lite, "),
+        # The program names --topology / --model; a Python caller is told the keyword.
+        (dict(topology="nosuch"), r"topology: 'nosuch' is neither a preset \(a100, h100, "),
         (dict(planning="sometimes"), "planning"),
         (dict(strategies="a2av,eplb", split=False), "split"),  # Zepp's ablations need a Zepp strategy
         (dict(strategies="zepp-overlap", locality=False), "locality"),  # it routes home

@@ -95,7 +95,7 @@ std::string table(const mpi::Calibration& c) {
 void check_flags(CalibrateFlags& f) {
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
   if (!f.model.empty()) {
-    const ModelShape m = model_preset(f.model);
+    const ModelShape m = model_preset(f.model, "--model");
     f.opt.hidden = m.hidden, f.opt.ffn = m.ffn;
   }
   if (f.hidden) f.opt.hidden = *f.hidden;

@@ -57,6 +57,9 @@ void add_common(CLI::App* cmd, DriftFlags& f) {
 
 void run(DriftFlags f, const std::string& name) {
   f.opt.link_sharing = parse_link_sharing(f.link_sharing, "--link-sharing");
+  // The experiment resolves the cluster itself, naming its arguments ("topology: ..."): here the flags.
+  require(f.opt.nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(f.opt.nodes));
+  cluster_topology(f.opt.topology, f.opt.nodes, "--topology");
   std::vector<DriftCase> cases;
   for (const auto& c : fig12_cases()) {
     if (!f.workloads.empty() && std::find(f.workloads.begin(), f.workloads.end(), c.workload) == f.workloads.end())
@@ -165,7 +168,7 @@ void add_drift_experiments(CLI::App* experiment) {
   ib->add_option("--topology", bc->first, "NVSwitch preset or topology file with multicast")->capture_default_str();
   ib->add_option("--out", bc->second, "Folder for iser-broadcast.md")->capture_default_str();
   ib->callback([bc] {
-    const Topology topo = cluster_topology(bc->first, 1);
+    const Topology topo = cluster_topology(bc->first, 1, "--topology");
     // run_iser_broadcast's own checks name its argument ("topo: dgx-h100 has fewer than ...").
     require(topo.nvlink_model == NvlinkModel::Switch && topo.multicast_port_output > 0, "--topology",
             "expected an NVSwitch topology with in-switch multicast (e.g. gb200-nvl72), got " + bc->first);

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
+#include "core/topology_file.hpp"
 #include "experiments/experiments.hpp"
 #include "experiments/fig11.hpp"
 #include "experiments/report.hpp"
@@ -45,6 +46,7 @@ experiments::SweepSpec narrowed(experiments::SweepSpec spec, const SweepFlags& f
   }
   if (!f.strategies.empty()) spec.strategies = f.strategies;
   if (!f.topologies.empty()) spec.topologies = f.topologies;
+  for (const auto& t : f.topologies) cluster_topology(t, 1, "--topologies");  // before the sweep, naming the flag
   if (!f.nodes.empty()) spec.nodes = f.nodes;
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   return spec;

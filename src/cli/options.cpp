@@ -135,7 +135,7 @@ void set_positive(const std::optional<T>& v, const char* flag, T& field, double 
 
 ModelShape WorkloadFlags::model_shape() const {
   require(!(model.empty() && !trace_path.empty()), "--model", "is required with --trace (the trace's model preset)");
-  ModelShape m = model_preset(model.empty() ? "kimi-k2" : model);
+  ModelShape m = model_preset(model.empty() ? "kimi-k2" : model, "--model");
   set_positive(num_experts, "--experts", m.num_experts);
   set_positive(top_k, "--top-k", m.top_k);
   set_positive(hidden, "--hidden", m.hidden);
@@ -159,7 +159,7 @@ void WorkloadFlags::check_experts(const Trace& trace) const {
 
 Topology WorkloadFlags::cluster() const {
   require(nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(nodes));
-  Topology t = cluster_topology(topology, nodes);
+  Topology t = cluster_topology(topology, nodes, "--topology");
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
   // Ranges: src/cli/float_flags.cpp (the command line checks them while parsing; zepp.simulate here).
   auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {

@@ -75,12 +75,12 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require(nodes >= 1, "--nodes", "must be >= 1 with --trace, got " + std::to_string(nodes));
   require(f.gpus_per_node || !f.topology.empty(), "--gpus-per-node",
           "is required with --trace unless --topology names the cluster (its GPUs per node)");
-  const int gpn = f.gpus_per_node ? *f.gpus_per_node : cluster_topology(f.topology, nodes).gpus_per_node;
+  const int gpn = f.gpus_per_node ? *f.gpus_per_node : cluster_topology(f.topology, nodes, "--topology").gpus_per_node;
   require(gpn >= 1, "--gpus-per-node", "must be >= 1 with --trace, got " + std::to_string(gpn));
   const int extra_slots = f.extra_slots.value_or(2), groups = f.groups.value_or(0);
   require_in_range(extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
   require(groups >= 0, "--groups", "must be >= 0, got " + std::to_string(groups));
-  const ModelShape model = model_preset(f.model);
+  const ModelShape model = model_preset(f.model, "--model");
   const Trace trace = read_trace_warning(path, f.skip_invalid, &model);
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;
@@ -297,7 +297,7 @@ void run(const PlaceFlags& f) {
     if (rebalancing) {
       const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_previous(f);
       if (f.previous_format != "eplb-json") previous_ids = previous.layer_ids;
-      const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model).expert_weight_bytes();
+      const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model, "--model").expert_weight_bytes();
       reb = rebalance_layers(f, p, f.previous_path.empty() ? nullptr : &previous, expert_bytes);
       r = reb.maps;
     } else {

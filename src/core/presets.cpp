@@ -154,10 +154,10 @@ std::vector<TopologyPreset> topologies() {
 
 }  // namespace
 
-ModelShape model_preset(const std::string& name) {
+ModelShape model_preset(const std::string& name, const std::string& arg) {
   for (const auto& m : models())
     if (m.shape.name == name) return m.shape;
-  throw ArgumentError("model: unknown preset '" + name + "', expected one of " + joined(model_preset_names()));
+  throw ArgumentError(arg + ": unknown preset '" + name + "', expected one of " + joined(model_preset_names()));
 }
 
 std::vector<std::string> model_preset_names() {

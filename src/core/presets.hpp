@@ -15,8 +15,9 @@ struct ModelPreset {
 };
 
 // Model shape by name (model_preset_names(); `zepp presets` prints them with their sources).
-// Throws ArgumentError("model: ...") listing the names.
-ModelShape model_preset(const std::string& name);
+// Throws ArgumentError("<arg>: unknown preset 'NAME', expected one of ...") listing the names;
+// `arg` names where the name came from ("--model" on the command line).
+ModelShape model_preset(const std::string& name, const std::string& arg = "model");
 std::vector<std::string> model_preset_names();
 std::vector<ModelPreset> model_presets();
 

@@ -198,6 +198,28 @@ TEST(Hardening, IserBroadcastTopologyRefusalsNameTheFlag) {
                  {"--topology: expected at least 16 GPUs per NVLink domain", "got 8 in dgx-h100"});
 }
 
+// A bad --model or --topology said "model: ..." / "topology: ..." (the library's argument, as
+// Python is told it), and place's rebalancing put it on the load file ("load.json: model: ...");
+// every command names its flag, what was given and the names it takes, before any work.
+TEST(Hardening, ModelAndTopologyRefusalsNameTheFlagInEveryCommand) {
+  const std::string out = " --out " + ::testing::TempDir();
+  const std::string models = "expected one of deepseek-v2-lite, llama4-maverick, ";
+  const std::string presets = "is neither a preset (a100, h100, dgx-a100, ";
+  expect_refused("place --trace /nonexistent.json --nodes 2 --gpus-per-node 2 --model deepseek",
+                 {"zepp: invalid argument: --model: unknown preset 'deepseek', " + models});
+  expect_refused("place --policy zepp --load " + load_file() + " --failed-gpus 1 --model deepseek",
+                 {"zepp: invalid argument: --model: unknown preset 'deepseek', " + models});
+  expect_refused("place --trace /nonexistent.json --nodes 2 --model deepseek-v2-lite --topology nosuch",
+                 {"zepp: invalid argument: --topology: 'nosuch' " + presets});
+  expect_refused("calibrate --model deepseek", {"zepp: invalid argument: --model: unknown preset 'deepseek', " + models});
+  for (const char* experiment : {"fig12", "replay", "iser-broadcast"})
+    expect_refused(std::string("experiment ") + experiment + " --topology nosuch" + out,
+                   {"zepp: invalid argument: --topology: 'nosuch' " + presets});
+  expect_refused("experiment replay --nodes 0" + out, {"zepp: invalid argument: --nodes: must be at least 1, got 0"});
+  expect_refused("experiment fig9 --topologies a100,nosuch --plots " + ::testing::TempDir(),
+                 {"zepp: invalid argument: --topologies: 'nosuch' " + presets});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {

@@ -286,9 +286,10 @@ TEST_P(SimulateCliRejects, WithExitStatus2AndAMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Args, SimulateCliRejects,
-    ::testing::Values(BadArgs{"--model gpt-5", "model: unknown preset 'gpt-5'"},
+    // --model and --topology named the library's argument ("model: ...", "topology: ..."), not the flag.
+    ::testing::Values(BadArgs{"--model gpt-5", "zepp: invalid argument: --model: unknown preset 'gpt-5', expected one of deepseek-v2-lite, "},
                       BadArgs{"--nodes 0", "--nodes: must be at least 1"},
-                      BadArgs{"--topology b300", "topology: 'b300' is neither a preset"},
+                      BadArgs{"--topology b300", "zepp: invalid argument: --topology: 'b300' is neither a preset (a100, h100, "},
                       BadArgs{"--format xml", "--format"},
                       BadArgs{"--strategies a2av,magic", "strategies: unknown strategy 'magic'"},
                       BadArgs{"--balance-slack 1.5", "--balance-slack"},

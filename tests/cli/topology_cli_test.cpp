@@ -47,7 +47,7 @@ TEST(TopologyCli, BadFileNamesFieldAndExitsTwo) {
   EXPECT_NE(r.err.find("bad.yaml:3: nvlink.bandwidth: expected a unit"), std::string::npos) << r.err;
   const auto missing = run_zepp("simulate --topology dgx-h900");
   EXPECT_EQ(missing.status, 2);
-  EXPECT_NE(missing.err.find("topology: 'dgx-h900' is neither a preset"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("--topology: 'dgx-h900' is neither a preset"), std::string::npos) << missing.err;
 }
 
 }  // namespace
