@@ -45,7 +45,7 @@ def test_vllm_load_window_logical_and_physical(tmp_path):
     with pytest.raises(ValueError, match="w.pt: load window: expected a 3-D array"):
         torch.save(COUNTS[0], tmp_path / "w.pt")
         zepp.read_expert_load(tmp_path / "w.pt")
-    (tmp_path / "bad.pt").write_bytes(b"not a torch file")
+    (tmp_path / "bad.pt").write_bytes(b"PK\x03\x04 a zip archive torch cannot read")
     with pytest.raises(ValueError, match="bad.pt: cannot read as a torch.save file"):
         zepp.read_expert_load(tmp_path / "bad.pt")
 
@@ -70,3 +70,19 @@ def test_cli_reads_a_converted_recorder_dump(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "missing.pt"], capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and "missing.pt: expected an existing statistics file" in bad.stderr
+
+
+def test_cli_refuses_a_file_that_is_no_statistics_naming_the_file_line_and_field(tmp_path):
+    # A text file reached torch.load, which said "IndexError: list index out of range"; a
+    # non-list "records" was a TypeError traceback.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    (tmp_path / "passwd").write_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/:/bin/sh\n")
+    (tmp_path / "empty").write_bytes(b"")
+    torch.save({"records": 5}, tmp_path / "records.pt")
+    for name, message in [("passwd", ":1: expected SGLang statistics JSON ('{' first) or a torch.save file (.pt: a zip "
+                                     "archive or a pickle), got 'root:x:0:0:root:/root:/bin/bash'"),
+                          ("empty", ":1: expected SGLang statistics JSON ('{' first) or a torch.save file (.pt: a zip "
+                                    "archive or a pickle), got an empty file"),
+                          ("records.pt", ": records: expected a list of records, got int")]:
+        bad = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / name], capture_output=True, text=True, env=env)
+        assert (bad.returncode, bad.stderr) == (2, f"zepp.loads: {tmp_path / name}{message}\n")

@@ -58,16 +58,14 @@ def read_expert_load(path, physical_to_logical_map=None):
     Returns: [layers, E] float64 numpy array, summed over steps / samples / records: the `weight`
     of rebalance_experts.
 
-    Raises: ValueError naming the file and what was expected (unknown content, shapes that do not
-    match, negative counts). Reading .pt files needs torch; they are read with
+    Raises: ValueError naming the file and what was expected (a file neither JSON nor torch.save,
+    unknown content, shapes that do not match, negative counts). Reading .pt files needs torch; they are read with
     torch.load(weights_only=True), which refuses pickled code.
     """
     path = _path(path)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: expected an existing statistics file")
-    with open(path, "rb") as f:
-        head = f.read(1)
-    if head in (b"{", b"[") or path.endswith(".json"):
+    if _kind(path) == "json":
         return read_sglang_stats(path)
     try:
         import torch
@@ -83,6 +81,20 @@ def read_expert_load(path, physical_to_logical_map=None):
         raise ValueError(f"{path}: {e}") from None
 
 
+def _kind(path):
+    """"json" or "torch" by the file's first bytes; ValueError naming the file for anything else
+    (torch.load reports a text file as "IndexError: list index out of range")."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head.lstrip(b" \t\r\n")[:1] in (b"{", b"[") or path.endswith(".json"):
+        return "json"
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"\x80"):  # torch.save: a zip archive, or a pickle (legacy)
+        return "torch"
+    got = repr(head.split(b"\n", 1)[0][:40].decode("utf-8", "replace")) if head else "an empty file"
+    raise ValueError(f"{path}:1: expected SGLang statistics JSON ('{{' first) or a torch.save file "
+                     f"(.pt: a zip archive or a pickle), got {got}")
+
+
 def _from_object(data, phy2log):
     if isinstance(data, dict):
         if "logical_count" in data:  # SGLang "stat" dump
@@ -91,6 +103,8 @@ def _from_object(data, phy2log):
                 raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
             return counts.sum(axis=0) if counts.ndim == 3 else counts
         if "records" in data:  # SGLang "per_pass" / "per_token" dump
+            if not isinstance(data["records"], (list, tuple)):
+                raise ValueError(f"records: expected a list of records, got {type(data['records']).__name__}")
             records = [r for r in data["records"] if isinstance(r, dict) and "global_physical_count" in r]
             if not records:
                 raise ValueError("records: expected records with global_physical_count (per_pass mode); "
