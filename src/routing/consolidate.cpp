@@ -19,7 +19,7 @@
 // within p's node is always allowed; one to another node n' only while out_n and in_n' stay
 // <= B afterwards (n = p's node: its own rows of p now leave it; n' receives p's rows but its
 // own). Among the allowed moves whose new max(T_g, T_h) (h the GPU of q; T_g alone when h = g)
-// is below T_g - M (the margin, below): a move within the node beats one across, then the
+// is below T_g - M (M the margin, below): a move within the node beats one across, then the
 // lower new maximum wins, then the fewer rows newly crossing nodes, then the lower p, then the
 // lower q; the best is applied. Stop when g has none; then undo, newest first, the moves made after the maximum over
 // all GPUs last fell (with several GPUs tied at the top, a move on the first of them alone
@@ -29,14 +29,17 @@
 // weight-bound replica on a busiest GPU had a sibling on its own node; the rows it sends across
 // are few (the move is weight-bound) and B bounds what any node's NICs carry.
 //
-// Margin: M = read_s / 2, half a weight read. The roofline model sees neither what a move costs
-// downstream (rows that newly cross nodes delay that node's first dispatch chunks; the plan
-// builder's local-first step may split the receiving slot into two GEMMs, each a full weight
-// read) nor anything but the busiest GPU; a move worth less than that is noise in the model's
-// terms. Evidence (Figure 9, a100, `sim`): on Qwen3 at 4 nodes, 1 MB the only move made without
-// M gained 0.12 us (one row's FLOPs, the second-busiest GPU being that close) and cost 10.6 us
-// (433.8 against 423.2 us without consolidation; 424.6 with M); every move Llama-4 makes gains
-// 121-167 us, so any M between 0.2 and 120 us gives the same Figure 9 (M = 83.6 us there).
+// Margin: M = T_g / 100, 1% of the busiest GPU's time. The roofline model sees neither what a
+// move costs downstream (rows that newly cross nodes delay that node's first dispatch chunks; the
+// plan builder's local-first step may split the receiving slot into two GEMMs, each a full
+// weight read) nor the schedule the GEMMs run in, so a predicted gain smaller than that is as
+// likely a loss. Evidence (sim, a100): on Qwen3 at 4 nodes, 1 MB (Figure 9) the only move made
+// without M gained 0.12 us of 297.6 (0.04%: one row's FLOPs, the second-busiest GPU being that
+// close) and cost 10.6 us (433.8 against 423.2 without consolidation); on DeepSeek-V2-Lite's
+// whole trace at 4 x 4 (the README's first example) one move gains 4.47 us of 128.0 (3.5%) and
+// 9.3 us in the simulation (272.4 -> 263.1); every move Llama-4 makes in Figure 9 gains 5% of
+// T_g or more (5.0% at 8 nodes, 16 MB; 9-29% elsewhere). Any M between 0.05% and 3.4% of T_g
+// makes the same moves in all of these.
 //
 // Exact early exit: the water-filling keeps every slot's rows (count_plan), so T_g for every GPU
 // and the first step's compute test (the new maximum below T_g - M, ignoring (c)'s node test,
@@ -124,8 +127,9 @@ double Router::gpu_time(int g, int p, int64_t load_p, int q, int64_t load_q) con
   return t;
 }
 
-// The least a move must take off the busiest GPU's roofline time (opening comment, "Margin").
-double Router::move_margin() const { return gemm_.read_s / 2; }
+// The new maximum a move must stay below, given the busiest GPU's roofline time T_g (opening
+// comment, "Margin": T_g - M, M = T_g / 100).
+static double move_limit(double busiest) { return busiest - busiest / 100; }
 
 // The new max(T_top, T_h) when slot p's rows (on GPU `top`) all go to slot q, from slot loads.
 double Router::time_after_move(int top, int p, int q) const {
@@ -136,10 +140,10 @@ double Router::time_after_move(int top, int p, int q) const {
 
 // Whether some move of the busiest GPU `top` passes the compute test alone (the node test of
 // (c) can only refuse more): a weight-bound slot p of a multi-replica expert with rows, a sibling
-// q with rows, and a new maximum below T_top by the margin.
+// q with rows, and a new maximum below move_limit(T_top).
 bool Router::compute_allows_a_move(int top) const {
   const int spg = placement_.slots_per_gpu;
-  const double limit = gpu_time_[size_t(top)] - move_margin();
+  const double limit = move_limit(gpu_time_[size_t(top)]);
   for (int p = top * spg; p < (top + 1) * spg; ++p) {
     const int e = placement_.phy2log[p];
     const int b = rep_begin_[e], r = rep_begin_[e + 1] - b;
@@ -185,7 +189,6 @@ void Router::consolidate(int64_t* m) {
   stats_.cells += double(S);
   if (!compute_allows_a_move(int(std::max_element(T, T + G) - T))) return;
   stats_.cells += double(S) * G;
-  const double margin = move_margin();
   int64_t* const src = source_rows_.data();  // rows of every source GPU
   std::fill_n(src, G, 0);
   for (int p = 0; p < S; ++p) {
@@ -240,7 +243,7 @@ void Router::consolidate(int64_t* m) {
           added = own - there;
         }
         const double after = time_after_move(top, p, q);
-        if (!(after < before - margin)) continue;
+        if (!(after < move_limit(before))) continue;
         if (best_p < 0 || (best_cross && !cross) ||
             (cross == best_cross && (after < best_after || (after == best_after && added < best_added)))) {
           best_p = p, best_q = q, best_cross = cross, best_after = after, best_added = added;

@@ -161,7 +161,6 @@ class Router {
   // consolidate.cpp: the GEMM-time step on a finished count plan m [S * G].
   void consolidate(int64_t* m);
   double gpu_time(int g, int p, int64_t load_p, int q, int64_t load_q) const;
-  double move_margin() const;
   double time_after_move(int top, int p, int q) const;
   bool compute_allows_a_move(int top) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1, int home);

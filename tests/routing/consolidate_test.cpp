@@ -105,21 +105,21 @@ TEST(Consolidate, UndoesMovesThatLeaveTheMaximum) {
   EXPECT_EQ(r.consolidated(), 0);
 }
 
-// The margin M = read / 2 = 0.5 s (consolidate.cpp, "Margin") and the exact early exit. Layout of
-// the first case; GPU0 has 150 rows of e0 (compute-bound: 1.5 s) and 2 of e1 (1 s), GPU1 2 of e1
-// and 145 of e2 (1.45 s): 2.5 s against 2.45 s. Moving slot 1's rows to slot 2 leaves GPU0 at
-// 1.5 s and GPU1 at 2.45 s (e1's 4 rows are still one read): the maximum falls by 0.05 s < M, so
-// the move is refused, and since it is GPU0's only candidate the slot loads alone decide it: S = 4
-// cells read, not S x G = 8. Without e2's rows GPU1 ends at 1 s, the maximum falls by 1 s >= M,
-// and the move is made.
-TEST(Consolidate, RefusesAMoveWorthLessThanHalfAWeightRead) {
+// The margin M = 1% of the busiest GPU's time (consolidate.cpp, "Margin") and the exact early
+// exit. Layout of the first case; GPU0 has 150 rows of e0 (compute-bound: 1.5 s) and 2 of e1
+// (1 s), GPU1 2 of e1 and 148 of e2 (1.48 s): 2.5 s against 2.48 s. Moving slot 1's rows to slot
+// 2 leaves GPU0 at 1.5 s and GPU1 at 2.48 s (e1's 4 rows are still one read): the maximum falls
+// by 0.02 s < M = 0.025 s, so the move is refused, and since it is GPU0's only candidate the slot
+// loads alone decide it: S = 4 cells read, not S x G = 8. Without e2's rows GPU1 ends at 1 s, the
+// maximum falls by 1 s >= M, and the move is made.
+TEST(Consolidate, RefusesAMoveWorthLessThanOnePercent) {
   const Topology topo = test::tiny_topo(1, 2);
   const Placement place = test::make_placement(2, 3, {0, 1, 1, 2});
-  const std::vector<int64_t> close = {150, 2, 0, /*GPU1*/ 0, 2, 145};
+  const std::vector<int64_t> close = {150, 2, 0, /*GPU1*/ 0, 2, 148};
   EXPECT_TRUE(test::same_counts(route_locality_counts(close, place, topo, 0.0, kCost),
                                 route_locality_counts(close, place, topo, 0.0)));
   Router r(place, topo, 0.0, kCost);
-  std::vector<int64_t> by_expert = {150, 0, 2, 2, 0, 145}, m(8);
+  std::vector<int64_t> by_expert = {150, 0, 2, 2, 0, 148}, m(8);
   r.route_counts(by_expert, m);
   EXPECT_EQ(r.consolidate_stats().moves, 0);
   EXPECT_EQ(r.consolidate_stats().cells, 4.0);
