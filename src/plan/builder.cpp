@@ -451,6 +451,17 @@ void Builder::estimate_compute_finish() {
     // A wave per GEMM of the node's busiest stream: more would leave waves empty on average.
     node_waves_[node_of(g)] = std::clamp(int(ids.size()), node_waves_[node_of(g)], opt_.combine_waves);
   }
+  // Each compute task's wave (combine.cpp states the rule), once: combine asks per row.
+  wave_of_task_.assign(plan_.tasks.size(), 0);
+  for (int g = 0; g < plan_.num_gpus; ++g) {
+    const int node = node_of(g), W = node_waves_[node];
+    if (node_span_[node] <= 0) continue;  // all its GEMMs end at 0: wave 0
+    for (int32_t id : on_gpu[g]) {
+      // Wave w holds completions in (w, w + 1] * span / W: a GEMM ending at span / W is in wave 0.
+      const double x = double(W) * est_done_[id] / node_span_[node];
+      wave_of_task_[id] = uint8_t(std::clamp(int(std::ceil(x - 1e-9)) - 1, 0, W - 1));
+    }
+  }
 }
 
 void Builder::add_barriers() {

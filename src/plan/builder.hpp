@@ -120,6 +120,7 @@ struct Arrays {
   std::vector<double> est_done_;           // [tasks] compute tasks: estimated finish (s)
   std::vector<double> node_span_;          // [N] latest est_done_ of the node's compute
   std::vector<int> node_waves_;            // [N] combine waves of the node (PlanOptions::combine_waves)
+  std::vector<uint8_t> wave_of_task_;      // [tasks] compute tasks: combine wave of their outputs
   // Compute groups, planned before dispatch is routed (plan_compute_groups) so that dispatch can
   // order its chunks by them: [slot][source node] pairs, [slot][source node] -> group, [slot][group] ->
   // delivery rank of the group (its priority).
@@ -188,10 +189,11 @@ class Builder : private Arrays {
   void add_combine();
   int32_t final_reduce(int gpu, int32_t arrival);  // arrival -1: the GPU's own computed pairs
   int32_t pre_reduce(int gpu, int dst_node, int wave);
-  // The completion wave of a combine row computed on `node` whose pairs are [first, last).
-  int wave_of(int node, const int32_t* first, const int32_t* last) const;
+  // The completion wave of a combine row whose pairs are [first, last) (all on one node).
+  int wave_of(const int32_t* first, const int32_t* last) const;
   // est_done_ and node_span_: the finish time of each compute task on its GPU's stream, in
-  // priority order, ignoring arrivals (an estimate of the order GEMMs complete in); node_waves_.
+  // priority order, ignoring arrivals (an estimate of the order GEMMs complete in); node_waves_;
+  // wave_of_task_.
   void estimate_compute_finish();
   // flow.cpp: split + merge path of one inter-node flow. Returns, aligned with flow.targets,
   // the task that delivers each row to each target (valid until the next call). Dispatch also

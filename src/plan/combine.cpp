@@ -67,14 +67,13 @@ int32_t Builder::final_reduce(int gpu, int32_t arrival) {
   return known;
 }
 
-int Builder::wave_of(int node, const int32_t* first, const int32_t* last) const {
-  if (opt_.combine_waves <= 1 || node_span_[node] <= 0) return 0;
-  const int W = node_waves_[node];
-  double done = 0;
-  for (const int32_t* p = first; p != last; ++p) done = std::max(done, est_done_[compute_of_pair_[*p]]);
-  // Wave w holds completions in (w, w + 1] * span / W: a GEMM ending at span / W is in wave 0.
-  const double x = double(W) * done / node_span_[node];
-  return std::clamp(int(std::ceil(x - 1e-9)) - 1, 0, W - 1);
+int Builder::wave_of(const int32_t* first, const int32_t* last) const {
+  if (opt_.combine_waves <= 1) return 0;
+  // The wave of the last of the row's GEMMs: a task's wave grows with its finish, so the largest
+  // wave is that of the latest finish (its node is the row's).
+  uint8_t wave = 0;
+  for (const int32_t* p = first; p != last; ++p) wave = std::max(wave, wave_of_task_[compute_of_pair_[*p]]);
+  return wave;
 }
 
 int32_t Builder::pre_reduce(int gpu, int dst_node, int wave) {
@@ -122,7 +121,7 @@ void Builder::add_combine() {
         const int lane = wrap_lane(local_of(src) - local_of(h));  // line 20
         const size_t step = opt_.merge ? b - a : 1;  // merge: one row per (token, GPU)
         for (size_t q = a; q < b; q += step) {
-          const int wave = wave_of(d, &by_gpu[q], &by_gpu[q] + step);
+          const int wave = wave_of(&by_gpu[q], &by_gpu[q] + step);
           const int32_t task =
               transfer(h, src, Phase::Combine, 0, Hop::Direct, transfer_priority(Phase::Combine, 0, lane), wave);
           const int32_t fr = final_reduce(src, task);
@@ -133,7 +132,7 @@ void Builder::add_combine() {
       } else if (!opt_.merge || !opt_.pre_reduce) {  // one row per pair (with merge [a, b) spans the node)
         Flow& f = flows[size_t(n) * N_ + d];
         for (size_t q = a; q < b; ++q) {
-          f.add({int32_t(t), gpu_at[q], compute_of_pair_[by_gpu[q]], wave_of(d, &by_gpu[q], &by_gpu[q] + 1),
+          f.add({int32_t(t), gpu_at[q], compute_of_pair_[by_gpu[q]], wave_of(&by_gpu[q], &by_gpu[q] + 1),
                  uint32_t(f.pairs.size()), uint32_t(f.targets.size())},
                 local_of(gpu_at[q]));
           f.pairs.push_back(by_gpu[q]);
@@ -143,7 +142,7 @@ void Builder::add_combine() {
         // Gather the node's contributions on the dispatch receiver R, pre-reduce, return once.
         const int R = receiver_[by_gpu[a]];
         const int round = (n - d + N_) % N_;
-        const int wave = wave_of(d, &by_gpu[a], &by_gpu[a] + (b - a));
+        const int wave = wave_of(&by_gpu[a], &by_gpu[a] + (b - a));
         const int32_t pr = pre_reduce(R, n, wave);
         int64_t inputs = 0;
         for (size_t c = a; c < b;) {
