@@ -55,18 +55,37 @@ void add_common(CLI::App* cmd, DriftFlags& f) {
       ->capture_default_str();
 }
 
+// The cases of the workloads --workloads names (every case without it); a name no case has is
+// refused (a misspelt one was dropped without a word).
+template <class Case>
+std::vector<Case> named_cases(const std::vector<Case>& all, const std::vector<std::string>& names) {
+  std::vector<std::string> known;
+  for (const auto& c : all)
+    if (std::find(known.begin(), known.end(), c.workload) == known.end()) known.push_back(c.workload);
+  std::string listed;
+  for (const auto& k : known) listed += (listed.empty() ? "" : ", ") + k;
+  for (const auto& n : names)
+    require(std::find(known.begin(), known.end(), n) != known.end(), "--workloads",
+            "unknown workload '" + n + "', expected some of " + listed);
+  std::vector<Case> out;
+  for (const auto& c : all)
+    if (names.empty() || std::find(names.begin(), names.end(), c.workload) != names.end()) out.push_back(c);
+  return out;
+}
+
 void run(DriftFlags f, const std::string& name) {
   f.opt.link_sharing = parse_link_sharing(f.link_sharing, "--link-sharing");
   // The experiment resolves the cluster itself, naming its arguments ("topology: ..."): here the flags.
   require(f.opt.nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(f.opt.nodes));
   cluster_topology(f.opt.topology, f.opt.nodes, "--topology");
-  std::vector<DriftCase> cases;
-  for (const auto& c : fig12_cases()) {
-    if (!f.workloads.empty() && std::find(f.workloads.begin(), f.workloads.end(), c.workload) == f.workloads.end())
-      continue;
-    cases.push_back(c);
-  }
-  require(!cases.empty(), "--workloads", "expected some of llama4, qwen3, deepseek");
+  // So are these, some only after other systems have run ("period: must be >= 1").
+  require(f.opt.only_iterations >= 1, "--only-iterations", "expected iterations >= 1, got " + std::to_string(f.opt.only_iterations));
+  require(f.opt.period >= 1, "--period", "expected iterations per dataset >= 1, got " + std::to_string(f.opt.period));
+  require_in_range(f.opt.strategy.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
+  std::string systems;
+  for (const auto& s : f.opt.systems) systems += (systems.empty() ? "" : ",") + s;
+  strategy_list(systems, "--systems");  // known names, none twice
+  const std::vector<DriftCase> cases = named_cases(fig12_cases(), f.workloads);
   const std::string base = f.out_dir + "/" + name;
   check_output_dir(f.out_dir, "--out");  // before the experiment: outputs that cannot be written
   for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");
@@ -92,11 +111,7 @@ struct IserFlags {
 };
 
 void run_iser(IserFlags f) {
-  std::vector<IserReplayCase> cases;
-  for (const auto& c : iser_replay_cases())
-    if (f.workloads.empty() || std::find(f.workloads.begin(), f.workloads.end(), c.workload) != f.workloads.end())
-      cases.push_back(c);
-  require(!cases.empty(), "--workloads", "expected some of deepseek, llama4, qwen3");
+  const std::vector<IserReplayCase> cases = named_cases(iser_replay_cases(), f.workloads);
   const std::string base = f.out_dir + "/iser-replay";
   check_output_dir(f.out_dir, "--out");
   for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");

@@ -220,6 +220,21 @@ TEST(Hardening, ModelAndTopologyRefusalsNameTheFlagInEveryCommand) {
                  {"zepp: invalid argument: --topologies: 'nosuch' " + presets});
 }
 
+// Figure 12's and the replays' flags said "period: must be >= 1" or "strategies: unknown strategy",
+// some only after other systems had run, and a misspelt workload was dropped without a word.
+TEST(Hardening, DriftExperimentFlagsAreCheckedFirstNamingTheFlag) {
+  const std::string out = " --out " + ::testing::TempDir();
+  expect_refused("experiment replay --period 0" + out, {"zepp: invalid argument: --period: expected iterations per dataset >= 1, got 0"});
+  expect_refused("experiment fig12 --only-iterations 0" + out, {"zepp: invalid argument: --only-iterations: expected iterations >= 1, got 0"});
+  expect_refused("experiment replay --extra-slots -1" + out, {"zepp: invalid argument: --extra-slots: expected a number in [0, 65536], got -1"});
+  expect_refused("experiment fig12 --systems comet,magic" + out,
+                 {"zepp: invalid argument: --systems: unknown strategy 'magic', expected one of a2av, "});
+  expect_refused("experiment replay --workloads llama4,qwen" + out,
+                 {"zepp: invalid argument: --workloads: unknown workload 'qwen', expected some of llama4, qwen3, deepseek"});
+  expect_refused("experiment iser-replay --workloads deep" + out,
+                 {"zepp: invalid argument: --workloads: unknown workload 'deep', expected some of deepseek, llama4, qwen3"});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
