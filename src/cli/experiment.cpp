@@ -56,9 +56,10 @@ void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
   const experiments::SweepSpec spec = narrowed(base, f);
   experiments::SweepOptions opt = f.opt;
   if (opt.csv_path.empty()) opt.csv_path = f.plots_dir + "/" + spec.experiment + ".csv";
-  // Outputs checked before the sweep: a device, FIFO or folder is refused, never replaced.
-  check_output_file(opt.csv_path, "--csv");
+  // Outputs checked before the sweep: a device, FIFO or folder is refused, never replaced. --plots
+  // first: the default CSV is in it, and a bad --plots was reported as a bad --csv.
   check_output_dir(f.plots_dir, "--plots");
+  check_output_file(opt.csv_path, "--csv");
   if (spec.experiment == "fig9") {
     std::vector<std::string> workloads;
     for (const auto& w : spec.workloads) workloads.push_back(w.name);
@@ -132,8 +133,8 @@ void run_fig11_cmd(const Fig11Flags& f) {
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
   const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
+  check_output_dir(f.plots, "--plots");  // first: the default CSV is in it
   check_output_file(csv, "--csv");
-  check_output_dir(f.plots, "--plots");
   experiments::check_fig11_files(f.plots, "--plots");
   const auto dir = std::filesystem::path(csv).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);

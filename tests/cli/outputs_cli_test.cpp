@@ -71,6 +71,10 @@ TEST(Outputs, DirectoryFifoAndFileRefusedWithoutStrayFiles) {
       {kFig9Small + " --csv " + (dir / "folder.csv").string(), "is a directory"},
       {kFig9Small + " --csv " + (dir / "fifo.csv").string(), "is a FIFO"},
       {kFig9Small + " --csv " + (dir / "ok.csv").string() + " --plots " + (dir / "plots-file").string(), "--plots"},
+      // Without --csv, whose default is in --plots, a bad --plots was reported as "--csv: ... not a folder".
+      {kFig9Small + " --plots " + (dir / "plots-file").string(), "--plots: " + (dir / "plots-file").string() + " is a regular file; expected a folder"},
+      {"experiment fig10 --plots " + (dir / "plots-file").string(), "--plots: " + (dir / "plots-file").string() + " is a regular file; expected a folder"},
+      {"experiment fig11 --plots " + (dir / "plots-file").string(), "--plots: " + (dir / "plots-file").string() + " is a regular file; expected a folder"},
       {"experiment fig11 --csv " + (dir / "folder.csv").string(), "is a directory"},
       {"experiment report --fig9 " + std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv --out " + (dir / "folder.csv").string(),
        "--out"},
