@@ -3,7 +3,8 @@
 // (8192 tokens x top-8). Synthetic batch: expert popularity ~ rank^-1.2 over a fixed random
 // expert order, top-k distinct experts per token. Strategies: a2av (contiguous placement, home
 // routing, no split/merge/overlap) and zepp (Zepp placement R = 2, locality routing C = 0.1,
-// split + merge + overlap). Counters: simulated layer latency, tasks in the plan; BM_BuildPlan
+// split + merge + overlap; BM_BuildPlan zepp:2 builds on that layer the plan with every option
+// the zepp strategy sets, zepp_plan_options, which has about twice the tasks). Counters: simulated layer latency, tasks in the plan; BM_BuildPlan
 // for zepp also builds the a2av plan of the same batch in the same run (the simplest plan:
 // contiguous placement, even split, no split/merge/overlap) and reports x_a2av_plan, the ratio
 // of CPU times; reuse:1 times both through one CommPlanBuilder into one plan (a serving loop
@@ -37,6 +38,7 @@
 #include "core/presets.hpp"
 #include "exec/sim.hpp"
 #include "exec/sim_detail.hpp"
+#include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
 #include "plan/comm_plan.hpp"
 #include "routing/routing.hpp"
@@ -137,23 +139,31 @@ double plan_bytes(const CommPlan& plan) {
   return b;
 }
 
+// zepp = 0: the a2av plan; 1: Zepp's split, merge and overlap; 2: the plan the zepp strategy
+// makes, with every option it sets (zepp_plan_options: completion waves, dispatch chunks,
+// local-first, split only where it pays, combine after dispatch), on the same layer as 1.
 // reuse = 0: build_comm_plan, a fresh plan each time; 1: one CommPlanBuilder into one plan, as a
 // serving loop that plans every layer would (its arrays and the plan's are reused).
 void BM_BuildPlan(benchmark::State& state) {
-  const bool zepp = state.range(1) != 0, reuse = state.range(2) != 0;
+  const int kind = int(state.range(1));
+  const bool zepp = kind != 0, reuse = state.range(2) != 0;
   const Layer& l = layer(int(state.range(0)), zepp);
   CommPlanBuilder builder;
   CommPlan plan;
   auto build = [&](const Placement& p, const Routing& r, const PlanOptions& o) {
     if (reuse) builder.build(plan, l.batch, p, r, l.topo, l.model, o);
-    else benchmark::DoNotOptimize(build_comm_plan(l.batch, p, r, l.topo, l.model, o));
+    else plan = build_comm_plan(l.batch, p, r, l.topo, l.model, o);  // frees the last plan, as a fresh build's end would
   };
-  const PlanOptions opt{zepp, zepp, zepp, 0.0};
+  const PlanOptions opt = kind == 2 ? zepp_plan_options(StrategyOptions{}) : PlanOptions{zepp, zepp, zepp, 0.0};
   build(l.placement, l.routing, opt);  // warm-up
   const double c0 = cpu_seconds(), f0 = page_faults();
   for (auto _ : state) build(l.placement, l.routing, opt);
   const double ours = cpu_seconds() - c0;
   state.counters["faults_per_build"] = (page_faults() - f0) / double(state.iterations());
+  const double pairs = double(l.batch.num_tokens()) * l.batch.top_k;
+  state.counters["ns_per_pair"] = ours / double(state.iterations()) / pairs * 1e9;
+  state.counters["plan_B_per_pair"] = plan_bytes(plan) / pairs;
+  state.counters["tasks"] = double(plan.tasks.size());
   if (zepp) {
     const PlanOptions plain{false, false, false, 0.0};
     build(l.a2av_placement, l.a2av_routing, plain);
@@ -161,11 +171,8 @@ void BM_BuildPlan(benchmark::State& state) {
     for (int64_t x = 0; x < state.iterations(); ++x) build(l.a2av_placement, l.a2av_routing, plain);
     state.counters["x_a2av_plan"] = ours / (cpu_seconds() - a0);
   }
-  const double pairs = double(l.batch.num_tokens()) * l.batch.top_k;
-  state.counters["ns_per_pair"] = ours / double(state.iterations()) / pairs * 1e9;
-  state.counters["plan_B_per_pair"] = plan_bytes(l.plan) / pairs;
-  state.counters["tasks"] = double(l.plan.tasks.size());
-  state.SetLabel(std::string(zepp ? "zepp" : "a2av") + (reuse ? ", reused builder and plan" : ", fresh"));
+  state.SetLabel(std::string(kind == 2 ? "zepp, strategy's options" : zepp ? "zepp" : "a2av") +
+                 (reuse ? ", reused builder and plan" : ", fresh"));
 }
 
 // One simulation timed inside its own process (SimGrid allows one engine per process):
@@ -225,9 +232,10 @@ int main(int argc, char** argv) {
   // Build and simulate of one layer run back to back, so each layer is generated once.
   for (int nodes : {4, 16, 32})
     for (int zepp : {0, 1}) {
-      for (int reuse : {0, 1})
-        benchmark::RegisterBenchmark("BM_BuildPlan", zepp::BM_BuildPlan)
-            ->Args({nodes, zepp, reuse})->ArgNames({"nodes", "zepp", "reuse"})->Unit(benchmark::kMillisecond);
+      for (int kind : zepp ? std::vector<int>{1, 2} : std::vector<int>{0})
+        for (int reuse : {0, 1})
+          benchmark::RegisterBenchmark("BM_BuildPlan", zepp::BM_BuildPlan)
+              ->Args({nodes, kind, reuse})->ArgNames({"nodes", "zepp", "reuse"})->Unit(benchmark::kMillisecond);
       benchmark::RegisterBenchmark("BM_Simulate", zepp::BM_Simulate)
           ->Args({nodes, zepp})->ArgNames({"nodes", "zepp"})->Unit(benchmark::kMillisecond)->UseManualTime();
     }
