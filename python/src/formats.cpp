@@ -2,6 +2,7 @@
 #include "formats/formats.hpp"
 
 #include "bindings.hpp"
+#include "core/output_file.hpp"
 
 namespace zepp::py {
 
@@ -26,6 +27,10 @@ void bind_formats(pb::module_& m) {
     const pb::ssize_t L = map.num_layers();
     return pb::make_tuple(to_numpy(std::move(ids), {L}), to_numpy(std::move(phy), {L, pb::ssize_t(map.num_slots)}));
   });
+  // The rules of every output (core/output_file.hpp) for files Python writes itself (zepp.loads -o):
+  // a path that is not a regular file refused before any work, naming the flag; atomic writes.
+  m.def("check_output_file", &check_output_file);
+  m.def("write_file_atomically", &write_file_atomically);
   m.def("write_placement", [](const std::string& path, Array<int32_t> phy2log, Array<int32_t> layer_ids,
                               const std::string& format) {
     ExpertMap map;

@@ -86,3 +86,24 @@ def test_cli_refuses_a_file_that_is_no_statistics_naming_the_file_line_and_field
                           ("records.pt", ": records: expected a list of records, got int")]:
         bad = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / name], capture_output=True, text=True, env=env)
         assert (bad.returncode, bad.stderr) == (2, f"zepp.loads: {tmp_path / name}{message}\n")
+
+
+def test_cli_output_follows_the_output_file_rules(tmp_path):
+    # -o was opened with open(): a folder or device was only checked for existence ("expected a
+    # regular file to write", naming no flag, after the input was read) and a killed run left half
+    # a file. It is checked first, as every zepp output, and written atomically.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    (tmp_path / "folder").mkdir()
+    bad = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "missing.pt", "-o", tmp_path / "folder"],
+                         capture_output=True, text=True, env=env)
+    assert (bad.returncode, bad.stderr) == (2, f"zepp.loads: --output: {tmp_path / 'folder'} is a directory; "
+                                               "expected a regular file to write (or a new file name)\n")
+    torch.save(COUNTS, tmp_path / "w.pt")
+    for _ in range(2):  # written, then replaced
+        subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "w.pt", "-o", tmp_path / "out" / "load.json"],
+                       check=True, env=env)
+    assert json.loads((tmp_path / "out" / "load.json").read_text())["expert_usage_by_layer"]["1"]["1"] == 5
+    assert sorted(os.listdir(tmp_path / "out")) == ["load.json"]
+    torch.save(torch.ones(2, 3, 0), tmp_path / "none.pt")  # a window of no experts
+    with pytest.raises(ValueError, match=r"none.pt: expected loads of at least one layer and one expert, got shape \(3, 0\)"):
+        zepp.read_expert_load(tmp_path / "none.pt")

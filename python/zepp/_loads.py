@@ -20,6 +20,8 @@ import os
 
 import numpy as np
 
+import _zepp
+
 from ._args import array, loads
 from ._formats import _path, read_sglang_stats
 
@@ -76,9 +78,12 @@ def read_expert_load(path, physical_to_logical_map=None):
     except Exception as e:  # noqa: BLE001 -- any unreadable file becomes the documented ValueError
         raise ValueError(f"{path}: cannot read as a torch.save file ({type(e).__name__}: {e})") from None
     try:
-        return _from_object(data, physical_to_logical_map)
+        load = _from_object(data, physical_to_logical_map)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
+    if load.size == 0:  # read_sglang_stats and write_sglang_stats refuse these too
+        raise ValueError(f"{path}: expected loads of at least one layer and one expert, got shape {load.shape}")
+    return load
 
 
 def _kind(path):
@@ -147,8 +152,8 @@ def main(argv=None):
     p.add_argument("--map", help="physical_to_logical_map of a physical window (SGLang --init-expert-location JSON)")
     args = p.parse_args(argv)
     try:
-        if args.output and os.path.exists(args.output) and not os.path.isfile(args.output):
-            raise ValueError(f"{args.output}: expected a regular file to write")
+        if args.output:  # before reading anything
+            _zepp.check_output_file(args.output, "--output")
         phy = read_placement(args.map, "sglang")[1] if args.map else None
         load = read_expert_load(args.input, phy)
         if args.to == "sglang" and args.output:
@@ -156,8 +161,7 @@ def main(argv=None):
             return 0
         doc = expert_count_json(load) if args.to == "expert-count" else {"logical_count": load.tolist()}
         if args.output:
-            with open(args.output, "w") as f:
-                json.dump(doc, f)
+            _zepp.write_file_atomically(args.output, json.dumps(doc), "--output")
         else:
             json.dump(doc, sys.stdout)
             print()
