@@ -132,11 +132,14 @@ const std::vector<int32_t>& Builder::route_flow(Phase phase, int src_node, int d
     }
     if (phase == Phase::Dispatch) {
       // The row's pairs, ordered by GPU, and its targets (their distinct GPUs, in that order):
-      // each pair's token arrives with its target's transfer, received by recv.
+      // each pair's token arrives with its target's transfer, received by recv. With one target
+      // (every row without merge, most with it) no pair's GPU needs to be looked up.
+      const bool one_target = flow.tgt_end(r) - row.tgt_begin == 1;
       uint32_t q = row.tgt_begin;
       for (uint32_t i = row.pair_begin; i < flow.pair_end(r); ++i) {
         const int32_t p = flow.pairs[i];
-        while (flow.targets[q] != gpu_of_pair_[p]) ++q;
+        if (!one_target)
+          while (flow.targets[q] != gpu_of_pair_[p]) ++q;
         deliver_[p] = delivered[q];
         if (!receiver_.empty()) receiver_[p] = recv;
       }
