@@ -2,12 +2,18 @@
 // layer's placement, called with the serving engine's arrays as they are.
 #include "routing/router.hpp"
 
+#include <pybind11/stl.h>
+
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 
 #include "bindings.hpp"
 #include "core/error.hpp"
+#include "core/presets.hpp"
+#include "core/topology_file.hpp"
 
 namespace zepp::py {
 
@@ -18,11 +24,30 @@ namespace {
 template <class T>
 using Exact = pb::array_t<T, pb::array::c_style>;
 
+// GemmCost's five figures (hidden, ffn, peak_flops, read_s, launch_s) as a tuple, the form
+// gemm_cost returns and PyRouter takes.
+using GemmFields = std::tuple<double, double, double, double, double>;
+
+GemmCost gemm_of(const std::optional<GemmFields>& f) {
+  if (!f) return {};
+  const auto& [hidden, ffn, peak_flops, read_s, launch_s] = *f;
+  return GemmCost(hidden, ffn, peak_flops, read_s, launch_s);  // ArgumentError("gemm: ...") when out of range
+}
+
 class PyRouter {
  public:
-  // phy2log [P] (validated by the Python wrapper), E experts, num_nodes x num_gpus / num_nodes.
-  PyRouter(Array<int32_t> phy2log, int num_experts, int num_nodes, int num_gpus, double balance_slack)
-      : router_(placement(phy2log, num_experts, num_gpus), cluster(num_nodes, num_gpus / num_nodes), balance_slack) {}
+  // phy2log [P] (validated by the Python wrapper), E experts, num_nodes x num_gpus / num_nodes;
+  // gemm: None (rows only) or GemmCost's figures (consolidation by GEMM time, consolidate.cpp).
+  PyRouter(Array<int32_t> phy2log, int num_experts, int num_nodes, int num_gpus, double balance_slack,
+           const std::optional<GemmFields>& gemm)
+      : router_(placement(phy2log, num_experts, num_gpus), cluster(num_nodes, num_gpus / num_nodes), balance_slack,
+                gemm_of(gemm)) {}
+
+  // Replicas the last count plan (route or plan) emptied by consolidation; 0 without gemm.
+  int consolidated() {
+    std::lock_guard<std::mutex> one_at_a_time(mutex_);
+    return router_.consolidated();
+  }
 
   // topk_ids [T, k] and src_rank [T] -> slots [T, k] written into `out` (topk_ids' dtype and
   // shape), which is returned. Runs without the GIL; calls on one Router from several Python
@@ -119,8 +144,16 @@ class PyRouter {
 }  // namespace
 
 void bind_routing(pb::module_& m) {
+  // The GemmCost the simulator's routing uses for model preset `model` on cluster `topology` (a
+  // preset or topology file, as `zepp simulate --model/--topology`): gemm_cost(model, topo),
+  // as the tuple (hidden, ffn, peak_flops FLOP/s, read_s s, launch_s s).
+  m.def("gemm_cost", [](const std::string& model, const std::string& topology) {
+    const GemmCost g = gemm_cost(model_preset(model, "model"), cluster_topology(topology, 1, "topology"));
+    return GemmFields{g.hidden, g.ffn, g.peak_flops, g.read_s, g.launch_s};
+  });
   pb::class_<PyRouter>(m, "Router")
-      .def(pb::init<Array<int32_t>, int, int, int, double>())
+      .def(pb::init<Array<int32_t>, int, int, int, double, const std::optional<GemmFields>&>())
+      .def("consolidated", &PyRouter::consolidated)
       .def("route", &PyRouter::route<int32_t, int32_t>)
       .def("route", &PyRouter::route<int32_t, int64_t>)
       .def("route", &PyRouter::route<int64_t, int32_t>)

@@ -50,10 +50,34 @@ def worker(rank, world, nodes, init, results):
             traffic = layer.dispatcher.traffic.as_tensor()
             dist.all_reduce(traffic)
             out[strategy] = (float(error), traffic.tolist())
+        out["zepp gemm"] = consolidated(rank, world, nodes, experts, load, hidden, ids, gates)
         if rank == 0:
             results.put(out)
     finally:
         dist.destroy_process_group()
+
+
+def consolidated(rank, world, nodes, experts, load, hidden, ids, gates):
+    """MoELayer(strategy="zepp", gemm=Llama-4 Maverick's a100 GEMM cost) on the top-1 of the same
+    tokens (Llama-4 is top-1; every GEMM weight-bound): (max error against the dense reference,
+    replicas consolidation emptied, whether every rank's slots equal zepp.Router(gemm=...).route on
+    all tokens at once)."""
+    import zepp.torch as zt
+
+    gemm = zepp.gemm_cost("llama4-maverick", "a100")
+    ids, gates = ids[:, :1].contiguous(), gates[:, :1].contiguous()
+    phy2log = zepp.rebalance_experts(load[None], world * (E // world + 2), nodes, nodes, world, policy="zepp")[0][0]
+    layer = zt.MoELayer(experts, phy2log, nodes, "zepp", gemm=gemm)
+    ref = zt.weighted_experts(experts, list(range(E)), hidden, gates, ids)  # slot e holds expert e
+    error = torch.tensor([float((layer(hidden, ids, gates) - ref).abs().max())], dtype=torch.float64)
+    dist.all_reduce(error, op=dist.ReduceOp.MAX)
+    slots = layer.dispatcher.route(ids)
+    every = np.concatenate([workload(world, r, skew=1.2)[2][:, :1].numpy() for r in range(world)])
+    src = np.repeat(np.arange(world), T)
+    expected = zepp.Router(phy2log, nodes, world, gemm=gemm).route(every, src)[src == rank]
+    same = torch.tensor([int(np.array_equal(slots, expected))])
+    dist.all_reduce(same, op=dist.ReduceOp.MIN)
+    return float(error), layer.dispatcher.router.consolidated, bool(same)
 
 
 def run(world, nodes, tmp_path):
@@ -66,6 +90,8 @@ def run(world, nodes, tmp_path):
 
 def test_every_strategy_matches_the_dense_reference(tmp_path):
     out = run(4, 2, tmp_path)  # 8 ranks on 2 and 4 nodes: test_torch_ep.py
+    error, moves, same = out.pop("zepp gemm")
+    assert error <= 1e-5 and moves > 0 and same  # consolidation fired, the per-rank slots the global ones
     for strategy, (error, (inter, intra, metadata)) in out.items():
         assert error <= 1e-5, strategy
         assert inter > 0 and metadata > 0, strategy

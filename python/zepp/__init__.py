@@ -10,6 +10,7 @@ on bad input):
   rebalance_experts  DeepSeek EPLB's contract, policy "eplb" or "zepp" (paper §4.1)
   route              per-(token, k) replica choice (paper §4.1 equation (1), §5)
   Router             the same bound to one layer's placement, for every forward pass (no copies, no GIL)
+  gemm_cost          the expert GEMM cost the simulator routes with: `gemm=` of route and Router
   simulate           one MoE layer under each strategy: the figures of `zepp simulate --format json`
   read_sglang_stats / write_sglang_stats, read_placement / write_placement   serving-engine files
   read_expert_load   [L, E] load from SGLang recorder dumps (.pt, JSON) or vLLM's load window (.pt)
@@ -31,12 +32,13 @@ __version__ = _zepp.__version__  # CMake's project(VERSION), as `zepp --version`
 from ._loads import read_expert_load
 from ._formats import PLACEMENT_FORMATS, read_placement, read_sglang_stats, write_placement, write_sglang_stats
 from ._placement import rebalance_experts
-from ._routing import Router, route
+from ._routing import Router, gemm_cost, route
 from ._simulate import simulate
 from ._trace import model_preset, read_trace
 
 __all__ = [
     "PLACEMENT_FORMATS",
+    "gemm_cost",
     "model_preset",
     "read_expert_load",
     "read_placement",

@@ -1,13 +1,14 @@
 """Zepp's locality-preferred token routing for one MoE layer."""
 
 import math
+import os
 import sys
 
 import numpy as np
 
 import _zepp
 
-from ._args import array, check_routing, count, shape_of
+from ._args import INT32_MAX, array, check_routing, count, shape_of
 from ._tensors import Caller, host, is_tensor
 
 
@@ -44,6 +45,74 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
     return phy.astype(np.int32), E, nodes, gpus, slack
 
 
+GEMM_FIELDS = ("hidden", "ffn", "peak_flops", "read_s", "launch_s")
+# Each figure's range (low, high, how the message writes it): sizes as ModelShape's int32 fields,
+# peak_flops and launch_s as `zepp simulate --peak-tflops / --kernel-launch-us` take them
+# (src/cli/float_flags.cpp), read_s up to 1e6 s (a weight read of days is a unit mistake).
+_GEMM_RANGES = {"hidden": (1, INT32_MAX, f"in [1, {INT32_MAX}] elements"),
+                "ffn": (1, INT32_MAX, f"in [1, {INT32_MAX}] elements"),
+                "peak_flops": (1e6, 1e24, "in [1e6, 1e24] FLOP/s"),
+                "read_s": (0, 1e6, "in [0, 1e6] s"),
+                "launch_s": (0, 1, "in [0, 1] s")}
+
+
+def gemm_cost(model, topology):
+    """The roofline cost of one expert GEMM that the simulator's routing weighs, for `gemm=`.
+
+    Exactly the GemmCost `zepp simulate --model MODEL --topology TOPOLOGY` routes with
+    (src/routing/routing.hpp `gemm_cost`: the operands of core/roofline.hpp's expert GEMM time,
+    BF16 weights), so a Router given it routes as the simulator's Zepp does. For a simulation
+    with --hidden, --ffn, --peak-tflops, --hbm-tbps or --kernel-launch-us, set the same figures
+    in the dict (read_s = 3 hidden ffn 2 bytes / HBM bandwidth).
+
+    Args:
+        model: model preset name (`zepp presets`, `zepp.model_preset`), e.g. "llama4-maverick".
+        topology: cluster preset name ("a100", "h100", "dgx-h100", ...) or the path of a topology
+            file (docs/topology.md), as `zepp.simulate(topology=...)`; only its GPU's compute
+            (peak FLOP/s, HBM bandwidth, kernel launch) is read.
+
+    Returns:
+        dict with the five figures of t(n) = max(6 n hidden ffn / peak_flops, read_s) + launch_s
+        seconds for a GEMM of n >= 1 rows (0 for none): "hidden" (token dimension, elements),
+        "ffn" (expert FFN width, elements), "peak_flops" (FLOP/s), "read_s" (seconds to read the
+        expert's weights, 3 hidden ffn 2 bytes / HBM bandwidth), "launch_s" (seconds per kernel
+        launch). Llama-4 Maverick on a100: read_s 161.8e-6, launch_s 5e-6.
+
+    Raises:
+        ValueError naming model or topology: not a string (or path, for topology), an unknown
+        preset, a file that is not a topology file, or the file's line and field when malformed.
+    """
+    if not isinstance(model, str):
+        raise ValueError(f"model: expected a model preset name, got {model!r}")
+    if not isinstance(topology, (str, os.PathLike)):
+        raise ValueError(f"topology: expected a cluster preset name or a topology file path, got {topology!r}")
+    return dict(zip(GEMM_FIELDS, _zepp.gemm_cost(model, os.fspath(topology))))
+
+
+def _check_gemm(gemm):
+    """`gemm=` as the core takes it: None, or the five figures of GEMM_FIELDS as floats (ValueError
+    naming gemm and the field otherwise)."""
+    if gemm is None:
+        return None
+    expected = f"None or a dict of {', '.join(GEMM_FIELDS)} (zepp.gemm_cost(model, topology) makes one)"
+    if not hasattr(gemm, "keys"):
+        raise ValueError(f"gemm: expected {expected}, got {gemm!r}")
+    keys = set(gemm.keys())
+    if keys != set(GEMM_FIELDS):
+        wrong = sorted(map(str, keys - set(GEMM_FIELDS)))
+        missing = [f for f in GEMM_FIELDS if f not in keys]
+        detail = f"unknown {wrong}" if wrong else f"missing {missing}"
+        raise ValueError(f"gemm: expected exactly the keys {', '.join(GEMM_FIELDS)}; {detail}")
+    fields = []
+    for key in GEMM_FIELDS:
+        value, (low, high, bound) = gemm[key], _GEMM_RANGES[key]
+        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        if not (number and low <= float(value) <= high):  # NaN compares false: refused too
+            raise ValueError(f"gemm['{key}']: expected a number {bound}, got {value!r}")
+        fields.append(float(value))
+    return tuple(fields)
+
+
 def _ids(value, name, ndim):
     """`value` itself when it is a C-contiguous int32/int64 numpy array of `ndim` dimensions (no
     copy; a CPU torch tensor's numpy view is one), else converted as `array` does (int64, a copy)."""
@@ -62,19 +131,33 @@ class Router:
     released. Same rules and results as `route` (paper §4.1 equation (1), §5).
 
     Args:
-        phy2log, num_nodes, num_gpus, balance_slack: as for `route`.
+        phy2log, num_nodes, num_gpus, balance_slack, gemm: as for `route`. With gemm, `route` and
+            `plan` both consolidate, so the per-rank path keeps giving `route`'s slots; every rank
+            must then pass the same gemm, as it passes the same phy2log.
         threads: threads that assign pairs (split over source GPUs; the result does not depend
             on it), >= 1.
+
+    Attributes:
+        gemm: the GEMM cost as given (a dict of floats), or None.
+        consolidated: replicas the last count plan (`route` or `plan`) emptied by consolidation
+            (0 without gemm, or when no move lowered the busiest GPU).
 
     Raises:
         ValueError naming the argument, as `route` does.
     """
 
-    def __init__(self, phy2log, num_nodes, num_gpus, balance_slack=0.1, threads=1):
+    def __init__(self, phy2log, num_nodes, num_gpus, balance_slack=0.1, threads=1, gemm=None):
         phy, E, nodes, gpus, slack = _check_cluster(phy2log, num_nodes, num_gpus, balance_slack)
+        fields = _check_gemm(gemm)
         self.num_experts, self.num_nodes, self.num_gpus, self.num_slots = E, nodes, gpus, phy.shape[0]
         self.threads = count(threads, "threads")
-        self._core = _zepp.Router(phy, E, nodes, gpus, slack)
+        self.gemm = None if fields is None else dict(zip(GEMM_FIELDS, fields))
+        self._core = _zepp.Router(phy, E, nodes, gpus, slack, fields)
+
+    @property
+    def consolidated(self):
+        """Replicas the last count plan (`route` or `plan`) emptied by consolidation."""
+        return self._core.consolidated()
 
     def route(self, topk_ids, src_rank, out=None):
         """The slot serving every (token, k) pair.
@@ -165,9 +248,11 @@ class Router:
         return caller.give(self._core.count(ids, out))
 
     def plan(self, counts, out=None):
-        """The count-level plan (paper §4.1 equation (1), §5) from every rank's counts.
+        """The count-level plan (paper §4.1 equation (1), §5) from every rank's counts, consolidated
+        by GEMM time when the Router has `gemm` (as `route`'s).
 
-        Deterministic: every rank passing the same counts gets the same plan, bit for bit.
+        Deterministic: every rank passing the same counts (and constructed with the same
+        phy2log, balance_slack and gemm) gets the same plan, bit for bit.
 
         Args:
             counts: [num_gpus, num_experts] integer tokens, row i = rank i's `count` (the
@@ -234,7 +319,7 @@ class Router:
         return caller.give(self._core.route_rank(ids, r, m, out))
 
 
-def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
+def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1, gemm=None):
     """Choose the replica (slot) that serves every (token, k) pair, preferring local replicas.
 
     Zepp's routing (paper §4.1 equation (1), §5): for each expert, a token's request goes to a
@@ -257,6 +342,23 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
         num_gpus: GPUs (EP ranks); must divide P.
         balance_slack: C of equation (1), in [0, 1): 0 forces exactly balanced replicas (up to
             integer rounding), larger values allow more local routing.
+        gemm: None (the default: equation (1)'s rows-only routing, as the paper's) or the roofline
+            cost of one expert GEMM, a dict {"hidden", "ffn", "peak_flops", "read_s", "launch_s"}
+            in the units of `gemm_cost` (elements, elements, FLOP/s, seconds, seconds); usually
+            `zepp.gemm_cost(model, topology)`, the cost `zepp simulate` routes with, so that the
+            slots are the simulator's Zepp routing for the same batch, placement and slack. With
+            it, the count plan is consolidated by GEMM time (src/routing/consolidate.cpp, issue
+            24 item 6, beyond the paper): below the roofline ridge a GEMM costs its weight read
+            whatever its rows, so while the busiest GPU in roofline time has a weight-bound replica
+            of a multi-replica expert whose rows can join another non-empty replica of it and
+            lower that GPU by at least 1%, they move (within the node first; across nodes only
+            while no node sends or receives more inter-node rows than the busiest did). A moved
+            expert's replicas may then leave equation (1)'s bounds; every other expert's keep
+            them. On Llama-4 Maverick (top-1, weight-bound GEMMs) it takes 8-11% off the
+            simulated layer (docs/baselines/fast.md's timelines). Off by default: the routing
+            does not know the model or the GPU, and only their cost makes a move right; the
+            simulator, `zepp run` and the serving loop know both and pass it (but for the
+            zepp/no-consolidate ablation).
 
     Torch: every array argument may be a torch tensor (CPU ones read without a copy; GPU ones
     copied to the host, the result copied back to topk_ids' device).
@@ -268,11 +370,15 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1):
 
     Raises:
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks
-        out of range, an expert without a slot, counts that do not divide, slack outside [0, 1).
+        out of range, an expert without a slot, counts that do not divide, slack outside [0, 1),
+        gemm that is not None or a dict of exactly the five figures, or a figure that is not a
+        number in its range (naming the key, e.g. "gemm['read_s']: expected a number in
+        [0, 1e6] s, got -1.0"): hidden, ffn in [1, 2**31 - 1], peak_flops in [1e6, 1e24],
+        read_s in [0, 1e6], launch_s in [0, 1].
     """
     shape, slots = shape_of(topk_ids), shape_of(phy2log)  # the pairs' cost before any copy
     if shape is not None and len(shape) == 2 and slots is not None and len(slots) == 1:
         check_routing(slots[0], 1, 1, shape[0] * shape[1], "topk_ids")  # the cluster's share: Router checks it
     ids = array(topk_ids, "topk_ids", 2, integer=True)  # int64: this function's result type
     src = array(src_rank, "src_rank", 1, integer=True)
-    return Caller(topk_ids).give(Router(phy2log, num_nodes, num_gpus, balance_slack).route(ids, src))
+    return Caller(topk_ids).give(Router(phy2log, num_nodes, num_gpus, balance_slack, gemm=gemm).route(ids, src))

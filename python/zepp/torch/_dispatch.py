@@ -58,17 +58,25 @@ class Dispatcher:
             routing planned per rank, hierarchical dispatch, per-node pre-reduction).
         group: torch.distributed process group (default: the world).
         balance_slack: Zepp's C of eq. (1), in [0, 1).
+        gemm: "zepp" only: None (the default, rows-only routing) or the roofline cost of one
+            expert GEMM, `zepp.gemm_cost(model, topology)` or a dict of its five figures, which
+            makes the per-rank plan consolidate weight-bound replicas by GEMM time as the
+            simulator's Zepp does (zepp.route documents it; src/routing/consolidate.cpp). Every
+            rank must pass the same gemm.
 
     Raises:
         ValueError naming the argument: an unknown strategy, slots not dividing over the ranks,
-        ranks not dividing over the nodes, an expert without a slot. dispatch checks its
+        ranks not dividing over the nodes, an expert without a slot, gemm with another strategy
+        than "zepp" or not as zepp.Router takes it. dispatch checks its
         arguments before its first collective call; a rank that raises there leaves the others
         waiting in that collective, as with torch.distributed's own collectives.
     """
 
-    def __init__(self, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1):
+    def __init__(self, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1, gemm=None):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy: expected one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        if gemm is not None and strategy != "zepp":
+            raise ValueError(f"gemm: only acts with strategy 'zepp' (its routing), got strategy {strategy!r}")
         phy = array(phy2log, "phy2log", 1, integer=True)
         world = dist.get_world_size(group)
         if num_nodes < 1 or world % num_nodes:
@@ -80,7 +88,7 @@ class Dispatcher:
         self.rank, self.world, self.gpn = self.exchange.rank, world, world // num_nodes
         self.slots_per_rank = phy.size // world
         self.num_experts = int(phy.max()) + 1
-        self.router = make_router(phy, num_nodes, world, balance_slack) if strategy == "zepp" else None
+        self.router = make_router(phy, num_nodes, world, balance_slack, gemm) if strategy == "zepp" else None
         if self.router is None and np.setdiff1d(np.arange(self.num_experts), phy).size:
             raise ValueError(f"phy2log: every expert of [0, {self.num_experts}) needs a slot")
 

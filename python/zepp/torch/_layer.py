@@ -45,12 +45,13 @@ class MoELayer(torch.nn.Module):
     Args:
         experts: {logical expert id: module} for at least the experts on this rank's slots (a
             module maps [n, H] -> [n, H]); replicas on other ranks must hold the same weights.
-        phy2log, num_nodes, strategy, group, balance_slack: as Dispatcher.
+        phy2log, num_nodes, strategy, group, balance_slack, gemm: as Dispatcher (gemm: "zepp"'s
+            consolidation by GEMM time, off by default; `zepp.gemm_cost(model, topology)`).
     """
 
-    def __init__(self, experts, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1):
+    def __init__(self, experts, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1, gemm=None):
         super().__init__()
-        self.dispatcher = Dispatcher(phy2log, num_nodes, strategy, group, balance_slack)
+        self.dispatcher = Dispatcher(phy2log, num_nodes, strategy, group, balance_slack, gemm)
         missing = sorted({int(e) for e in self.dispatcher.local_experts} - {int(e) for e in experts})
         if missing:
             raise ValueError(f"experts: expected a module for every expert on rank {self.dispatcher.rank}'s "

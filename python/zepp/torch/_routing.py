@@ -4,6 +4,7 @@
   deployment runs it (issue 20): the ranks all-gather their per-expert token counts
   (Router.count), every rank computes the same count-level plan from them (Router.plan) and
   routes only its own tokens (Router.route_rank). `zepp_slots` is the one function that does it.
+  With gemm (zepp.gemm_cost) the plan is consolidated by GEMM time, as the simulator's.
 - "a2av" and "eplb": route_even of docs/baselines/eplb.md: rank i's j-th request for expert e goes
   to replica (i + j) mod r_e, replicas in ascending slot order (with one replica per expert, as
   a2av's placement, every request goes to the expert's home GPU).
@@ -41,5 +42,6 @@ def zepp_slots(router, topk_ids, exchange):
     return router.route_rank(topk_ids, exchange.rank, router.plan(counts))
 
 
-def make_router(phy2log, num_nodes, world, balance_slack):
-    return Router(phy2log, num_nodes, world, balance_slack)
+def make_router(phy2log, num_nodes, world, balance_slack, gemm=None):
+    """The rank's Router; with `gemm` its plans are consolidated by GEMM time (zepp.route)."""
+    return Router(phy2log, num_nodes, world, balance_slack, gemm=gemm)
