@@ -18,3 +18,11 @@ def shared_dir():
             pytest.fail(f"CI=true: the shared data folder {SHARED}/data is required")
         pytest.skip(f"shared data folder {SHARED}/data is absent (set ZEPP_SHARED_DIR)")
     return SHARED
+
+
+def program():
+    """The built zepp program (ctest sets ZEPP_BINARY); skips the test, saying why, without it."""
+    path = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
+    if not path.is_file():
+        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
+    return path

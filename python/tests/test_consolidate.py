@@ -2,14 +2,14 @@
 issue 24 item 6) with the GemmCost the simulator routes with, on the global and the per-rank path."""
 
 import json
-import os
-import pathlib
 import subprocess
 
 import numpy as np
 import pytest
 
 import zepp
+
+from conftest import program
 
 # tests/routing/consolidate_test.cpp's kCost {1, 1, 600, 1.0, 0.0} in microseconds (peak_flops
 # is at least 1e6 FLOP/s here, as `--peak-tflops` takes it): a row costs 6 / 6e8 = 0.01 us of
@@ -78,13 +78,6 @@ def test_hand_case_undoes_moves_that_leave_the_maximum():
     router = zepp.Router(phy2log, 1, 3, balance_slack=0.0, gemm=COST)
     np.testing.assert_array_equal(router.route(topk, src), zepp.route(topk, src, phy2log, 1, 3, balance_slack=0.0))
     assert router.consolidated == 0
-
-
-def program():
-    path = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
-    if not path.is_file():
-        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
-    return path
 
 
 @pytest.mark.parametrize("model, topology", [("llama4-maverick", "a100"), ("deepseek-v2-lite", "dgx-h100")])

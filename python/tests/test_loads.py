@@ -3,7 +3,6 @@ from Python (zepp.read_expert_load) and, through `python3 -m zepp.loads`, by the
 
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -13,6 +12,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="python3-torch is not installed (scripts/install-deps.sh installs it)")
 
 import zepp  # noqa: E402
+
+from conftest import program  # noqa: E402
 
 COUNTS = torch.tensor([[[3, 0, 1, 2], [0, 5, 0, 1]], [[1, 1, 0, 0], [2, 0, 2, 0]]], dtype=torch.int32)  # [2 steps, 2 L, 4 E]
 
@@ -51,9 +52,7 @@ def test_vllm_load_window_logical_and_physical(tmp_path):
 
 
 def test_cli_reads_a_converted_recorder_dump(tmp_path):
-    binary = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
-    if not binary.is_file():
-        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
+    binary = program()
     counts = torch.randint(0, 50, (3, 2, 8), dtype=torch.int32)  # Mixtral's 8 experts
     torch.save({"rank": 0, "logical_count": counts}, tmp_path / "dump.pt")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))

@@ -1,8 +1,6 @@
 """`zepp place --output-format`: the program writes serving-engine files the module reads back."""
 
 import json
-import os
-import pathlib
 import subprocess
 
 import numpy as np
@@ -10,12 +8,7 @@ import pytest
 
 import zepp
 
-
-def program():
-    path = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
-    if not path.is_file():
-        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
-    return path
+from conftest import program
 
 
 def test_eplb_readme_example_as_sglang_file(tmp_path, shared_dir):

@@ -1,22 +1,15 @@
 """zepp.simulate returns the figures of `zepp simulate --format json`."""
 
 import json
-import os
-import pathlib
 import subprocess
 
 import pytest
 
 import zepp
 
+from conftest import program
+
 WALL = "routing_wall_us"  # wall-clock time of the routing step: differs between any two runs
-
-
-def program():
-    path = pathlib.Path(os.environ.get("ZEPP_BINARY", ""))
-    if not path.is_file():
-        pytest.skip("the zepp program is not built (ctest sets ZEPP_BINARY)")
-    return path
 
 
 def same_figures(a, b):
