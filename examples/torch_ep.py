@@ -14,7 +14,9 @@ and --tokens tokens per rank of the second half are the batch: rank r holds toke
 (layer, expert), --hidden wide (default: the model's) and --ffn wide (default 128, shrunk so CPU
 processes can hold and run them: the bytes moved do not depend on it). Gate weights are the
 trace's where it records them, else a softmax of seeded normal logits over the k selected experts
-(the DeepSeek CSVs record none).
+(the DeepSeek CSVs record none). --consolidate TOPOLOGY makes zepp's per-rank plan consolidate
+weight-bound replicas by GEMM time (src/routing/consolidate.cpp) with the real model's cost on
+that cluster, as `zepp simulate` routes.
 
 Prints per strategy: the max abs error of the combined output against a dense single-process
 reference (every token through its k experts, weighted, summed), the bytes all ranks sent to
@@ -48,6 +50,9 @@ def parse_args():
     p.add_argument("--ffn", type=int, default=128, help="expert FFN width (default 128)")
     p.add_argument("--extra-slots", type=int, default=2, help="redundant slots per rank for eplb and zepp (default 2)")
     p.add_argument("--strategies", default="a2av,eplb,zepp", help="comma-separated, of " + ", ".join(zt.STRATEGIES))
+    p.add_argument("--consolidate", metavar="TOPOLOGY", default="",
+                   help="zepp: consolidate weight-bound replicas by GEMM time with the cost the simulator uses, "
+                        "zepp.gemm_cost(--model, TOPOLOGY), a cluster preset or topology file (default: off)")
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--format", choices=("table", "json"), default="table")
@@ -128,14 +133,14 @@ def placement(strategy, load, E, world, nodes, extra):
     return zepp.rebalance_experts(load[None, :], P, groups, nodes, world, policy=strategy)[0][0]
 
 
-def run(strategy, work, experts, args, world, rank, device):
+def run(strategy, work, experts, args, world, rank, device, gemm):
     worst, times = 0.0, []
     traffic = torch.zeros(3, dtype=torch.int64)
     for layer, load, hidden, ids, gates in work.layers:
         phy2log = placement(strategy, load, work.E, world, args.nodes, args.extra_slots)
         S = len(phy2log) // world
         local = {int(e): experts.get(layer, e).to(device) for e in phy2log[rank * S:(rank + 1) * S]}
-        moe = zt.MoELayer(local, phy2log, args.nodes, strategy)
+        moe = zt.MoELayer(local, phy2log, args.nodes, strategy, gemm=gemm if strategy == "zepp" else None)
         h, g = hidden.to(device), gates.to(device)
         dist.barrier()
         start = time.perf_counter()
@@ -175,9 +180,15 @@ def main():
         model = zepp.model_preset(args.model)
     except ValueError as e:
         fail(str(e))
+    gemm = None
+    if args.consolidate:
+        try:
+            gemm = zepp.gemm_cost(args.model, args.consolidate)
+        except ValueError as e:
+            fail(str(e).replace("topology: ", "--consolidate: ", 1))
     work = Workload(args, model, world, rank)
     experts = Experts(work.H, args.ffn, args.seed)
-    rows = [run(s, work, experts, args, world, rank, device) for s in strategies]
+    rows = [run(s, work, experts, args, world, rank, device, gemm) for s in strategies]
     if rank == 0:
         if args.format == "json":
             print(json.dumps(rows))

@@ -1,6 +1,6 @@
 """examples/torch_ep.py under torch.distributed.run with 4 and 8 gloo processes on real traces:
 every strategy within 1e-5 of the dense reference (float32), zepp sending fewer inter-node bytes
-than a2av (issue 22)."""
+than a2av (issue 22); zepp with --consolidate (the simulator's GEMM cost) moving rows, still exact."""
 
 import json
 import os
@@ -53,3 +53,16 @@ def test_mixtral_eight_ranks_on_two_nodes(shared_dir):
     # Mixtral's trace records gate probabilities: the example uses them. 8 experts on 8 ranks.
     check(run_example(shared_dir, 8, "mixtral-8x7b-gsm8k", "mixtral-8x7b", "--layers", 2, "--tokens", 8,
                       "--hidden", 512, "--extra-slots", 1))
+
+
+def test_llama4_zepp_consolidates_with_the_simulators_gemm_cost(shared_dir):
+    # --consolidate a100: MoELayer(gemm=zepp.gemm_cost("llama4-maverick", "a100")). Llama-4 is
+    # top-1 with weight-bound GEMMs at 32 tokens per rank, so the per-rank plan empties replicas:
+    # rows move to a sibling replica on another rank (different bytes), the output stays exact.
+    args = ("--layers", 1, "--tokens", 32, "--hidden", 256, "--strategies", "zepp")
+    plain = run_example(shared_dir, 4, "llama4-maverick-mmlu/anatomy", "llama4-maverick", *args)["zepp"]
+    moved = run_example(shared_dir, 4, "llama4-maverick-mmlu/anatomy", "llama4-maverick", *args,
+                        "--consolidate", "a100")["zepp"]
+    for r in (plain, moved):
+        assert 0 <= r["max_abs_error"] <= 1e-5, r
+    assert (moved["inter_node_bytes"], moved["intra_node_bytes"]) != (plain["inter_node_bytes"], plain["intra_node_bytes"])
