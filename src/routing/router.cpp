@@ -41,6 +41,7 @@ Router::Router(const Placement& placement, const Topology& topo, double balance_
   }
   load_.resize(max_r);
   order_.resize(max_r);
+  touched_.resize(max_r);
   gpu_node_.resize(G_);
   for (int i = 0; i < G_; ++i) gpu_node_[i] = i / gpn_;
   rem_.resize(G_);

@@ -180,7 +180,7 @@ class Router {
   std::vector<int32_t> gpu_node_;   // [G]
   // route_counts' per-expert buffers.
   std::vector<int64_t> load_, rem_;
-  std::vector<int32_t> order_;
+  std::vector<int32_t> order_, touched_;
   // consolidate's buffers: rows per slot [S], roofline time per GPU [G].
   std::vector<int64_t> slot_load_;
   std::vector<double> gpu_time_;
