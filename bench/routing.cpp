@@ -49,6 +49,7 @@
 #include "core/presets.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
+#include "plan/planning.hpp"
 #include "plan/rank_layout.hpp"
 #include "routing/router.hpp"
 #include "routing/routing.hpp"
@@ -309,13 +310,14 @@ void BM_RankAssign(benchmark::State& state) {
   Router router(s.placement, s.topo, kSlack);
   std::vector<int32_t> slots(b.expert_ids.size());
   int rank = 0;
-  int64_t pairs = 0;
+  int64_t pairs = 0, rule_tokens = 0;
   const double c0 = thread_cpu();
   for (auto _ : state) {
     const int64_t t0 = b.token_offset[rank], T = b.token_offset[rank + 1] - t0;
     router.route_rank(&b.expert_ids[t0 * kTopK], T, kTopK, rank, s.m, &slots[t0 * kTopK]);
     benchmark::DoNotOptimize(slots.data());
     pairs += T * kTopK;
+    rule_tokens += router.rule_tokens()[rank];
     rank = rank + 1 == G ? 0 : rank + 1;
   }
   const double ours = thread_cpu() - c0;
@@ -328,6 +330,7 @@ void BM_RankAssign(benchmark::State& state) {
     rank = rank + 1 == G ? 0 : rank + 1;
   }) * double(state.iterations());
   state.counters["pairs_per_s"] = double(pairs) / ours;
+  state.counters["rule_token_share"] = double(rule_tokens) * kTopK / double(pairs);
   state.counters["even_split_pairs_per_s"] = double(pairs) / even;
   state.counters["x_even_split"] = ours / even;
 }
@@ -427,6 +430,14 @@ void BM_RankLayer(benchmark::State& state) {
     rank = rank + 1 == G ? 0 : rank + 1;
   }
   const double ours = (thread_cpu() - c0) / double(state.iterations());
+  // What the planning cost model (plan/planning.cpp) charges, averaged over the ranks.
+  double model = 0;
+  for (int r = 0; r < G; ++r) {
+    plan_rank(r, true);
+    PlanningWork w = per_batch_work(b, E, double(E) * G, true);
+    w.rule_tokens = router.rule_tokens();
+    model += planning_seconds(w, r) / G;
+  }
   int64_t remote_rows = 0;  // of the last rank planned: rows it sends across nodes
   for (int n = 0; n < l.topo.nodes; ++n) remote_rows += layout.rows_to_node(n);
   rank = 0;
@@ -435,6 +446,7 @@ void BM_RankLayer(benchmark::State& state) {
     rank = rank + 1 == G ? 0 : rank + 1;
   });
   state.counters["planning_us"] = ours * 1e6;
+  state.counters["model_us"] = model * 1e6;
   state.counters["layer_us"] = l.layer_us;
   state.counters["share_of_layer"] = ours * 1e6 / l.layer_us;
   state.counters["even_split_us"] = even * 1e6;

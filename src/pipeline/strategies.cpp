@@ -40,6 +40,7 @@ StrategyDecision decide_zepp(const StrategyInput& in) {
   // Per batch (§5): E counts per GPU all-gathered, the count-level plan, the own pairs.
   const int E = in.model.num_experts, G = in.topo.num_gpus();
   d.planning = per_batch_work(in.workload.batch, E, double(E) * G + consolidate_work(d), true);
+  d.planning.rule_tokens = d.rule_tokens;
   return d;
 }
 
@@ -94,6 +95,7 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   const int E = in.model.num_experts, G = in.topo.num_gpus(), N = in.topo.nodes;
   const double passes = 1.0 + (sp.triggered ? 1.0 : 0.0) + (sp.swaps.empty() ? 0.0 : 1.0);
   d.planning = per_batch_work(in.workload.batch, E + N, passes * (E * G + consolidate_work(d)) + double(N) * G, true);
+  d.planning.rule_tokens = d.rule_tokens;
   d.swap = SwapOutcome{int(sp.swaps.size()), sp.refused_for_cost, sp.triggered, costs.horizon, sp.best_refused};
   d.swap_wall_s = swap_wall_s;
   d.make_plan = [in, plan, moves = std::move(sp.weight_moves)](const Placement& placement, const Routing& routing) {

@@ -99,6 +99,9 @@ struct StrategyDecision {
   // Entries of the S x G count plan the consolidation read (ConsolidateStats::cells), charged
   // as planning work by Zepp's strategies (pipeline/strategies.cpp).
   double consolidate_cells = 0;
+  // [G] tokens per source GPU whose pairs ran the pair level's node choice (Router::rule_tokens),
+  // charged as planning work with their GPU's pairs; empty unless routed by locality.
+  std::vector<int64_t> rule_tokens;
   // What it computes per batch before dispatch (metadata exchange, per-rank planning), charged
   // by the executors under PlanningMode::Model (plan/planning.hpp lists each strategy's).
   PlanningWork planning;

@@ -9,36 +9,34 @@ namespace zepp {
 
 namespace {
 
-// From bench_routing (bench/routing.cpp) at commit "routing: the pair assignment's local step
-// branches again" (the faster count plan and send lists of issue 20), one core, CPU time, 2 Dec 2026 00:29-00:31 UTC, load 0.7-1.0,
-// `--benchmark_repetitions=5`, medians; of three such runs (00:29, 00:31, 00:32 UTC) this one
-// holds the median of the three for both figures: the count-level plan from the all-gathered
-// counts (Router::plan) at EP128 x 384 experts 52.8 us, i.e. 1.07 ns per (expert, GPU) cell
-// (EP32 x 384: 7.62 us, 0.62 ns; the larger per-cell cost is taken); one rank's assignment
-// (Router::route_rank) at EP128 x 384 137.7 M pairs/s, i.e. 7.26 ns per pair (EP32: 131 M/s).
-// The same run's BM_RankLayer, one rank's whole planning including its counts, quota setup and
-// send lists (plan/rank_layout.hpp), saw 14.6 us on DeepSeek-V2-Lite 4 x 4 at 1 MB and 41.0 us
-// on Kimi-K2 16 x 4 at 1 MB. Cells and pairs alone give 12.3 and 30.6 us there: a rank's work
-// per entry of its count row (counting, quota setup, send-list bookkeeping per expert) is
-// missing, so it is charged too, at Kimi-K2's residual: (41.0 - 26.4 cells - 584 pairs x
-// 7.26 ns) / 384 experts = 27.0 ns per entry. Check on the other layer: DeepSeek's 1,024 cells,
-// 1,536 pairs and 64 entries give 14.0 us against 14.6 measured. Send lists are not charged
-// apart: a GPU dispatch kernel fuses them into packing rows by slot (DeepEP's dispatch after
-// its layout). Before (1 Dec 2026, commit 1079742, load about 21): 134 us per EP128 x 384
-// plan, 131 M pairs/s, nothing per entry.
-// Not refitted after the fixed-slot table of issue 20 (commit 4de9d2d, 2 Dec 02:43-02:50 UTC,
-// load 4.0-4.8): route_rank now runs 315-333 M pairs/s (3.0 ns per pair) and BM_RankLayer sees
-// 12.4-13.2 / 38.3-39.8 us where this model charges 14.0 / 41.0 us, so it overstates Zepp's
-// planning by 5-13%. A refit with the new per-pair cost predicts 7.6 us for DeepSeek against
-// 12.6 measured (the residual is per token, not per entry), so the older, larger figures stay
-// until the model has that term; every figure was made with them.
-constexpr double kPerCellS = 52.8e-6 / (128.0 * 384);
-constexpr double kPerPairS = 1 / 137.7e6;
-constexpr double kPerEntryS = (41.0e-6 - 384.0 * 64 * kPerCellS - 584 * kPerPairS) / 384;
+// From bench_routing (bench/routing.cpp) with the water-filling's even level-2 spread, one core,
+// CPU time, 3 Dec 2026 08:07-08:08 UTC, load 0.9-1.1, `--benchmark_repetitions=5`, medians
+// (this machine's figures vary by up to 30% from run to run; the builds compared ran in turn):
+//  - per cell: the count-level plan from the all-gathered counts (Router::plan) at EP128 x 384
+//    experts, 197 us, i.e. 4.01 ns per (expert, GPU) cell (EP32 x 384: 18.9 us, 1.54 ns; the
+//    larger is taken: a source's remote demand is spread over every remote replica, so a cell
+//    costs more where experts have more replicas);
+//  - per pair: one rank's assignment (Router::route_rank) at EP128 x 384 before the spread,
+//    where nearly every key has one entry (the fixed-slot table), 310.9 M pairs/s, 3.22 ns;
+//  - per rule token: the same with the spread, 888 us for 4,096 tokens of which 98.9% run the
+//    node choice (Router::rule_tokens): (888 - 32,768 pairs x 3.22 ns) / 4,049 = 193 ns;
+//  - per entry of the rank's count row (counting, quota setup, send lists per expert): the
+//    residual of BM_RankLayer's Kimi-K2 16 x 4 at 1 MB, 134.0 us measured against 113.9 us from
+//    the terms above, over 384 experts: 52 ns.
+// Check on the other layer: BM_RankLayer's DeepSeek-V2-Lite 4 x 4 at 1 MB measured 35.3 us (and
+// 44.9 us in a later run) where the model charges about 55 us: its rule tokens choose among 3
+// remote nodes, not 15, and cost less than the EP128 figure. The model overstates Zepp's
+// planning there rather than understate it anywhere measured.
+// Before (2 Dec 2026, before the spread): 52.8 us per EP128 x 384 plan (1.07 ns per cell),
+// 137.7 M pairs/s, 27.0 ns per entry, no per-token term.
+constexpr double kPerCellS = 197e-6 / (128.0 * 384);
+constexpr double kPerPairS = 1 / 310.9e6;
+constexpr double kPerRuleTokenS = (888e-6 - 128.0 * 256 * kPerPairS) / (0.98863 * 4096);
+constexpr double kPerEntryS = (134.0e-6 - 113.9e-6) / 384;
 
 }  // namespace
 
-PlanningCosts planning_costs() { return PlanningCosts{kPerCellS, kPerPairS, kPerEntryS}; }
+PlanningCosts planning_costs() { return PlanningCosts{kPerCellS, kPerPairS, kPerEntryS, kPerRuleTokenS}; }
 
 PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, double cells, bool own_pairs) {
   PlanningWork w;
@@ -56,7 +54,9 @@ PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, d
 double planning_seconds(const PlanningWork& work, int gpu) {
   const PlanningCosts c = planning_costs();
   const double pairs = work.pairs.empty() ? 0.0 : double(work.pairs.at(size_t(gpu)));
-  return c.per_cell_s * work.cells + c.per_pair_s * pairs + c.per_entry_s * double(work.row_entries);
+  const double rule = work.rule_tokens.empty() ? 0.0 : double(work.rule_tokens.at(size_t(gpu)));
+  return c.per_cell_s * work.cells + c.per_pair_s * pairs + c.per_entry_s * double(work.row_entries) +
+         c.per_rule_token_s * rule;
 }
 
 void charge_planning(CommPlan& plan, const PlanningWork& work) {
@@ -64,6 +64,9 @@ void charge_planning(CommPlan& plan, const PlanningWork& work) {
   const int G = plan.num_gpus, gpn = plan.gpus_per_node, N = plan.nodes;
   require(work.pairs.empty() || work.pairs.size() == size_t(G), "plan",
           "planning work names " + std::to_string(work.pairs.size()) + " GPUs, the plan " + std::to_string(G));
+  require(work.rule_tokens.empty() || work.rule_tokens.size() == size_t(G), "plan",
+          "planning work's rule tokens name " + std::to_string(work.rule_tokens.size()) + " GPUs, the plan " +
+              std::to_string(G));
   const int32_t existing = int32_t(plan.tasks.size());
   auto transfer = [&](int src, int dst, Link link, Hop hop, double bytes) {
     Task t;

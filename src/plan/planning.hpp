@@ -23,6 +23,8 @@ struct PlanningCosts {
   double per_pair_s = 0;  // per (token, expert) pair of the rank's own tokens it assigns
   double per_entry_s = 0; // per entry of the rank's own count row (its counts, quota setup and
                           // send-list bookkeeping per expert, whatever its tokens)
+  double per_rule_token_s = 0;  // per own token whose pairs run the pair level's node choice
+                                // (Router::rule_tokens), on top of its pairs' per_pair_s
 };
 PlanningCosts planning_costs();
 
@@ -47,7 +49,10 @@ struct PlanningWork {
   double cells = 0;            // count-level cells every GPU computes
   std::vector<int64_t> pairs;  // [G] own pairs each GPU assigns; empty: none
   int64_t row_entries = 0;     // entries of each GPU's own count row (its all-gathered counts)
-  bool empty() const { return metadata_bytes == 0 && cells == 0 && pairs.empty() && row_entries == 0; }
+  std::vector<int64_t> rule_tokens;  // [G] own tokens that run the node choice; empty: none
+  bool empty() const {
+    return metadata_bytes == 0 && cells == 0 && pairs.empty() && row_entries == 0 && rule_tokens.empty();
+  }
 };
 
 // Bytes of one count on the wire: int32. A rank's pairs for one expert are at most its tokens
@@ -60,7 +65,8 @@ constexpr int64_t kCountBytes = 4;
 PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, double cells, bool own_pairs);
 
 // Seconds GPU g plans under `work` (costs: planning_costs()):
-//   per_cell_s · cells + per_pair_s · pairs[g] + per_entry_s · row_entries.
+//   per_cell_s · cells + per_pair_s · pairs[g] + per_entry_s · row_entries
+//   + per_rule_token_s · rule_tokens[g].
 double planning_seconds(const PlanningWork& work, int gpu);
 
 // Adds `work` to `plan`, on the plan's cluster (plan.nodes x plan.gpus_per_node):
@@ -73,8 +79,8 @@ double planning_seconds(const PlanningWork& work, int gpu);
 //  - planning (any work): one TaskKind::Planning task per GPU of planning_seconds, after every
 //    metadata transfer into that GPU, with the lowest priority on its stream;
 //  - every task of the plan that runs on (or sends from) GPU g waits for g's planning.
-// With empty work the plan is unchanged. Throws ArgumentError("plan: ...") when work.pairs does
-// not have one entry per GPU of the plan.
+// With empty work the plan is unchanged. Throws ArgumentError("plan: ...") when work.pairs or
+// work.rule_tokens (when not empty) does not have one entry per GPU of the plan.
 void charge_planning(CommPlan& plan, const PlanningWork& work);
 
 }  // namespace zepp

@@ -33,9 +33,10 @@
 // move costs downstream (rows that newly cross nodes delay that node's first dispatch chunks; the
 // plan builder's local-first step may split the receiving slot into two GEMMs, each a full
 // weight read) nor the schedule the GEMMs run in, so a predicted gain smaller than that is as
-// likely a loss. Evidence (sim, a100): on Qwen3 at 4 nodes, 1 MB (Figure 9) the only move
-// made without M gained 0.12 us of 297.6 (0.04%: one row's FLOPs, the second-busiest GPU being
-// that close) and cost 10.6 us (433.8 against 423.2 without consolidation); on DeepSeek-V2-Lite's
+// likely a loss. Evidence (sim, a100, at bee92c7, before level 2 of the water-filling spread
+// remote demand evenly): on Qwen3 at 4 nodes, 1 MB (Figure 9) the only move made without M
+// gained 0.12 us of 297.6 (0.04%: one row's FLOPs, the second-busiest GPU being that close) and
+// cost 10.6 us (433.8 against 423.2 without consolidation); on DeepSeek-V2-Lite's
 // whole trace at 4 x 4 (the README's first example) one move gains 4.47 us of 128.0 (3.5%) and
 // 9.3 us in the simulation (272.4 -> 263.1); every move Llama-4 makes in Figure 9 gains 5% of
 // T_g or more (5.0% at 8 nodes, 16 MB; 9-29% elsewhere). Any M between 0.05% and 3.4% of T_g

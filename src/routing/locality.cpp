@@ -4,14 +4,16 @@
 // demands d_i, water-filling allocates x tokens of source i to slot j in three levels:
 //   level 0: every source GPU to the slots on its own GPU (cost 0);
 //   level 1: to slots on the other GPUs of its node (NVLink);
-//   level 2: to slots on other nodes (NIC), most remaining capacity first.
-// Every allocation is x = min(rem_i, upper - load_j, unmet_j + slack), where unmet_j =
+//   level 2: to slots on other nodes (NIC), spread evenly: each remote slot, least loaded first,
+//            at most a share ceil(rem_i / remote slots left), then once more without the cap.
+// Every allocation is x = min(cap, rem_i, upper - load_j, unmet_j + slack), where unmet_j =
 // max(0, lower - load_j), remaining = unassigned demand of e, slack = remaining - sum_j unmet_j.
 // The third term is the reserve rule: after the allocation the unassigned demand still covers
 // every slot's unmet lower bound.
 //
 // Why level 2 places everything. Invariants (all start true since r*lower <= T <= r*upper):
-// (a) slack >= 0 and never increases (an allocation lowers it by max(0, x - unmet_j));
+// (a) slack >= 0 and never increases (an allocation lowers it by max(0, x - unmet_j); a cap only
+//     lowers x, and x <= unmet_j + slack keeps it >= 0);
 // (b) sum_j (upper - load_j) >= remaining (both drop by x);
 // (c) unmet_j never increases and upper >= lower gives upper - load_j >= unmet_j.
 // Levels 0 and 1 visit every (source, slot on its node) pair once. If source i still has demand
@@ -24,6 +26,8 @@
 // (2) by (b) the remote slots have >= rem_i capacity. Each remote visit fills the slot, ends
 //     rem_i, or sets slack to 0 leaving unmet_j = 0 on every slot visited so far; from then on
 //     case (1)'s argument applies to the slots still ahead.
+// Capped visits keep (a)-(c) and the state (1) or (2) of i's node, so the argument holds for
+// level 2's second, uncapped visit of all remote slots, whatever the capped first one placed.
 // Hence rem_i reaches 0 for every source; the final check only guards this proof.
 #include <algorithm>
 #include <stdexcept>
@@ -144,9 +148,9 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     int64_t lower, upper;
     slot_bounds(total, r, slack_, lower, upper);
     int64_t remaining = total, unmet_total = lower * r;
-    auto give = [&](int i, int j) {
+    auto give = [&](int i, int j, int64_t cap) {  // at most cap of source i's demand to slot j
       const int64_t unmet = std::max<int64_t>(0, lower - load[j]);
-      const int64_t x = std::min({rem[i], upper - load[j], unmet + (remaining - unmet_total)});
+      const int64_t x = std::min({cap, rem[i], upper - load[j], unmet + (remaining - unmet_total)});
       if (x <= 0) return false;
       load[j] += x;
       rem[i] -= x;
@@ -156,56 +160,67 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
       return true;
     };
 
-    for (int j = 0; j < r; ++j) give(gpu[j], j);  // level 0
-    for (int j = 0; j < r && remaining > 0; ++j)   // level 1
+    for (int j = 0; j < r; ++j) give(gpu[j], j, rem[gpu[j]]);  // level 0
+    for (int j = 0; j < r && remaining > 0; ++j)                 // level 1
       for (int i = node[j] * gpn; i < (node[j] + 1) * gpn; ++i)
-        if (i != gpu[j] && rem[i] > 0) give(i, j);
-    // Level 2. All remote slots cost the same in eq. (1). Taking the one with the most room
-    // (upper - load; upper is the same for all slots of e) first puts a source's remote demand
-    // into few, large pieces: fewer messages and fewer destination nodes per token for
-    // assign_pairs to consolidate. Ties go to the lower slot id. `order` is sorted by (load, j)
-    // once; afterwards only the slots a source just filled have larger loads, and each moves
-    // right to its place, the rightmost first, so `order` is sorted again
-    // before the next source without re-sorting.
+        if (i != gpu[j] && rem[i] > 0) give(i, j, rem[i]);
+    // Level 2. All remote slots cost the same in eq. (1), so how a source's remote demand is
+    // divided among them is a free choice; it is spread evenly: visiting the remote slots in
+    // `order` (by load, then slot id), each gets a share ceil(rem_i / remote slots not yet
+    // visited) under give()'s bounds, and a second, uncapped visit places what the bounds left.
+    // Why even: the pairs of one token then find replicas of its experts on common nodes, so
+    // assign_pairs sends the token to fewer nodes (merge, §4.2) and node pairs carry more even
+    // flows. Measured against giving a source's whole remote demand to the slot with the most
+    // room (the rule before, meant to make "few, large pieces"; Figure 9's 36 configurations,
+    // sim, a100, 2 Dec 2026, planning charged at the cost model fitted to the old rule): Zepp
+    // 0.88x the time in geometric mean (0.73-1.03x); Qwen3 16 nodes 16 MB inter-node bytes
+    // 11,532 -> 7,744 MB, the busiest NIC 189 -> 130 MB, latency 7,777.6 -> 5,706.7 us, with the
+    // same eq. (1) cost. The price is planning time: a source now costs a visit per remote
+    // replica, and most tokens' pairs run assign_pairs' node choice (BM_RankLayer about 2x);
+    // plan/planning.cpp charges it as measured. `order` is sorted again after each source by
+    // moving the slots given to (only their loads grew), or wholly when the bounds cut shares.
     if (remaining == 0) {
       keep_loads();
       continue;
     }
     auto before = [&](int32_t a, int32_t c) { return load[a] < load[c] || (load[a] == load[c] && a < c); };
     std::sort(order, order + r, before);
+    int remote = 0, remote_of = -1;  // e's slots off node remote_of (sources come node by node)
     for (int i = 0; i < G; ++i) {
       if (rem[i] == 0) continue;
       const int own = gpu_node_[i];
-      // The common case, first: the first remote slot in `order` has room for all of rem_i and
-      // the slack covers it, so give() would allocate x = rem_i there and the loop below would
-      // stop; done here without the loop's bookkeeping (the same operations, the same m).
-      int first = 0;
-      while (first < r && node[order[first]] == own) ++first;
-      if (first < r) {
-        const int32_t j = order[first];
-        const int64_t n = rem[i];
-        if (n <= upper - load[j] && n <= remaining - unmet_total) {
-          unmet_total -= std::min(n, std::max<int64_t>(0, lower - load[j]));
-          load[j] += n;
-          rem[i] = 0;
-          remaining -= n;
-          m[size_t(slot[j]) * G + i] += n;
-          int a = first;
+      if (own != remote_of) {
+        remote_of = own;
+        remote = 0;
+        for (int j = 0; j < r; ++j) remote += node[j] != own;
+      }
+      int ahead = remote;  // remote slots not yet visited
+      int filled = 0;      // positions in `order` the capped visits gave to, ascending
+      for (int a = 0; a < r && rem[i] > 0; ++a)
+        if (node[order[a]] != own) {
+          const int64_t share = rem[i] <= ahead ? 1 : (rem[i] + ahead - 1) / ahead;  // no division when 1
+          if (give(i, order[a], share)) touched[filled++] = a;
+          --ahead;
+        }
+      if (rem[i] == 0) {
+        // Only the slots given to have larger loads: each moves right to its place, the
+        // rightmost first, so `order` is sorted again (insertion: r is small, no memmove call).
+        for (int f = filled - 1; f >= 0; --f) {
+          int a = touched[f];
+          const int32_t j = order[a];
           for (; a + 1 < r && before(order[a + 1], j); ++a) order[a] = order[a + 1];
           order[a] = j;
-          if (remaining == 0) break;
-          continue;
         }
-      }
-      int filled = 0;
-      for (int a = 0; a < r && rem[i] > 0; ++a)
-        if (node[order[a]] != own && give(i, order[a])) touched[filled++] = a;
-      if (rem[i] != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
-      for (int f = filled - 1; f >= 0; --f) {  // insertion: r is small, a call to memmove is not
-        int a = touched[f];
-        const int32_t j = order[a];
-        for (; a + 1 < r && before(order[a + 1], j); ++a) order[a] = order[a + 1];
-        order[a] = j;
+      } else {  // the bounds cut some shares: the uncapped visits, then a whole insertion sort
+        for (int a = 0; a < r && rem[i] > 0; ++a)
+          if (node[order[a]] != own) give(i, order[a], rem[i]);
+        if (rem[i] != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
+        for (int a = 1; a < r; ++a) {
+          const int32_t j = order[a];
+          int b = a;
+          for (; b > 0 && before(j, order[b - 1]); --b) order[b] = order[b - 1];
+          order[b] = j;
+        }
       }
       if (remaining == 0) break;
     }

@@ -213,7 +213,8 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
 }
 
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
-                       double balance_slack, bool assign, const GemmCost& gemm, ConsolidateStats* stats) {
+                       double balance_slack, bool assign, const GemmCost& gemm, ConsolidateStats* stats,
+                       std::vector<int64_t>* rule_tokens) {
   check_placement(placement);
   check_batch(batch, placement);
   Router router(placement, topo, balance_slack, gemm);
@@ -226,6 +227,7 @@ Routing route_locality(const RoutingBatch& batch, const Placement& placement, co
   if (assign) {
     out.slot_of_pair.resize(batch.expert_ids.size());
     router.assign(batch, m, out.slot_of_pair);
+    if (rule_tokens) *rule_tokens = router.rule_tokens();
   }
   return out;
 }

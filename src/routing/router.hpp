@@ -72,6 +72,11 @@ class Router {
   // What the last count plan's consolidation did (zeros when `gemm` is disabled).
   int consolidated() const { return stats_.moves; }
   const ConsolidateStats& consolidate_stats() const { return stats_; }
+  // [G] tokens of each source GPU whose pairs ran the pair level's node choice (assign_pairs.cpp:
+  // a key with two remote entries or more) in the last assign, route_tokens or route_rank (only
+  // the rank's entry is set then): the per-token term of the planning cost model
+  // (plan/planning.hpp). Empty before the first.
+  const std::vector<int64_t>& rule_tokens() const { return rule_tokens_; }
 
   // Count level (route_locality_counts' rules): demand [E * G] expert-major -> m [S * G]
   // slot-major, overwritten entirely. Throws ArgumentError("demand: ...") for a wrong size or a
@@ -140,10 +145,11 @@ class Router {
     int64_t quota;
   };
   // The entries of a key: [cur, local_end) on the source's node with quota left (own GPU first),
-  // [local_end, remote_end) remote ones with quota, kept compact by swap-removing exhausted ones;
-  // `remote` = their nodes as a mask (node mod 64).
+  // [local_end, remote_end) remote ones in ascending slot order (so by node), an exhausted one
+  // left in place with quota 0; `live` counts those with quota and `remote` is their nodes as a
+  // mask (node mod 64).
   struct Quota {
-    int32_t cur = 0, local_end = 0, remote_end = 0;
+    int32_t cur = 0, local_end = 0, remote_end = 0, live = 0;
     uint64_t remote = 0;
   };
   template <class Id, class Src, class Out>
@@ -197,6 +203,7 @@ class Router {
   // negative for any other key; left_ counts down the fixed key's quota (assign_pairs.cpp).
   std::vector<int32_t> fixed_;
   std::vector<int64_t> left_;
+  std::vector<int64_t> rule_tokens_;  // [G] (rule_tokens())
   std::vector<int64_t> demand_, plan_;
   std::vector<int32_t> even_next_;  // even_rank's replica cursor per expert
 };

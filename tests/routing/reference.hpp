@@ -21,7 +21,8 @@ inline void reference_bounds(int64_t total, int r, double slack, int64_t& lower,
   upper = std::max<int64_t>(int64_t(std::ceil((1 + slack) * q)), (total + r - 1) / r);
 }
 
-// Count level: per expert, water-filling by levels (own GPU, own node, remote by most room).
+// Count level: per expert, water-filling by levels (own GPU, own node, remote: each remote slot
+// by (load, slot) gets at most an even share of what is left, then the rest in the same order).
 inline std::vector<RouteCount> reference_counts(const std::vector<int64_t>& demand /*[G*E]*/, const Placement& p,
                                                 const Topology& topo, double slack) {
   const int G = p.num_gpus, E = p.num_experts;
@@ -44,26 +45,30 @@ inline std::vector<RouteCount> reference_counts(const std::vector<int64_t>& dema
       return s;
     };
     auto unmet = [&](int j) { return std::max<int64_t>(0, lower - load[j]); };
-    auto give = [&](int i, int j) {
+    auto give = [&](int i, int j, int64_t cap) {
       int64_t unmet_total = 0;
       for (int a = 0; a < r; ++a) unmet_total += unmet(a);
-      const int64_t x = std::min({rem[i], upper - load[j], unmet(j) + remaining() - unmet_total});
+      const int64_t x = std::min({cap, rem[i], upper - load[j], unmet(j) + remaining() - unmet_total});
       if (x <= 0) return;
       load[j] += x;
       rem[i] -= x;
       alloc[i][j] += x;
     };
     auto gpu = [&](int j) { return p.gpu_of_slot(slots[j]); };
-    for (int j = 0; j < r; ++j) give(gpu(j), j);
+    for (int j = 0; j < r; ++j) give(gpu(j), j, rem[gpu(j)]);
     for (int j = 0; j < r; ++j)
       for (int i = 0; i < G; ++i)
-        if (i != gpu(j) && topo.node_of(i) == topo.node_of(gpu(j))) give(i, j);
+        if (i != gpu(j) && topo.node_of(i) == topo.node_of(gpu(j))) give(i, j, rem[i]);
     for (int i = 0; i < G; ++i) {
-      std::vector<int> order(r);
-      for (int j = 0; j < r; ++j) order[j] = j;
-      std::sort(order.begin(), order.end(), [&](int a, int b) { return std::pair(load[a], a) < std::pair(load[b], b); });
-      for (int j : order)
-        if (topo.node_of(gpu(j)) != topo.node_of(i)) give(i, j);
+      std::vector<int> remote;  // by (load, slot)
+      for (int j = 0; j < r; ++j)
+        if (topo.node_of(gpu(j)) != topo.node_of(i)) remote.push_back(j);
+      std::sort(remote.begin(), remote.end(), [&](int a, int b) { return std::pair(load[a], a) < std::pair(load[b], b); });
+      for (size_t x = 0; x < remote.size(); ++x) {
+        const int64_t left = int64_t(remote.size() - x);
+        give(i, remote[x], (rem[i] + left - 1) / left);
+      }
+      for (int j : remote) give(i, j, rem[i]);
       if (rem[i] != 0) throw std::logic_error("reference_counts: demand left");
     }
     for (int i = 0; i < G; ++i)
@@ -74,8 +79,8 @@ inline std::vector<RouteCount> reference_counts(const std::vector<int64_t>& dema
 }
 
 // Pair level. Per (source GPU, expert): local replicas with quota (own GPU first, then by slot),
-// and a list of remote ones in slot order where an exhausted entry is replaced by the list's
-// last (this order decides ties). Per token, in order: its pairs with local quota take the first
+// and a list of remote ones in slot order from which an exhausted entry is removed (this order
+// decides ties). Per token, in order: its pairs with local quota take the first
 // local entry; then, repeatedly, the first pending pair opens the remote node where most other
 // pending pairs have quota (ties: larger quota, then earlier entry) and every pending pair with
 // quota on an opened node takes its first such entry.
@@ -105,10 +110,7 @@ inline std::vector<int32_t> reference_assign(const RoutingBatch& b, const Placem
   };
   auto take_remote = [](Key& k, size_t x) {
     const int slot = k.remote[x].slot;
-    if (--k.remote[x].quota == 0) {
-      std::swap(k.remote[x], k.remote.back());
-      k.remote.pop_back();
-    }
+    if (--k.remote[x].quota == 0) k.remote.erase(k.remote.begin() + std::ptrdiff_t(x));
     return slot;
   };
   std::vector<int32_t> slot_of_pair(b.expert_ids.size(), -1);
