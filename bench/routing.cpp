@@ -196,6 +196,7 @@ void BM_Plan(benchmark::State& state) {
   const double ours = (thread_cpu() - c0) / double(state.iterations());
   if (m != s.m) state.SkipWithError("plan differs from route_counts");
   state.counters["remote_share"] = remote_share(s, m);
+  state.counters["remote_visits"] = double(router.remote_visits());
   std::vector<int64_t> even_m(s.m.size());
   const double even = per_call(state.iterations(), false, [&] {
     router.even_plan(s.counts, even_m);
@@ -310,14 +311,14 @@ void BM_RankAssign(benchmark::State& state) {
   Router router(s.placement, s.topo, kSlack);
   std::vector<int32_t> slots(b.expert_ids.size());
   int rank = 0;
-  int64_t pairs = 0, rule_tokens = 0;
+  int64_t pairs = 0, rule_pairs = 0;
   const double c0 = thread_cpu();
   for (auto _ : state) {
     const int64_t t0 = b.token_offset[rank], T = b.token_offset[rank + 1] - t0;
     router.route_rank(&b.expert_ids[t0 * kTopK], T, kTopK, rank, s.m, &slots[t0 * kTopK]);
     benchmark::DoNotOptimize(slots.data());
     pairs += T * kTopK;
-    rule_tokens += router.rule_tokens()[rank];
+    rule_pairs += router.rule_pairs()[rank];
     rank = rank + 1 == G ? 0 : rank + 1;
   }
   const double ours = thread_cpu() - c0;
@@ -330,7 +331,7 @@ void BM_RankAssign(benchmark::State& state) {
     rank = rank + 1 == G ? 0 : rank + 1;
   }) * double(state.iterations());
   state.counters["pairs_per_s"] = double(pairs) / ours;
-  state.counters["rule_token_share"] = double(rule_tokens) * kTopK / double(pairs);
+  state.counters["rule_pair_share"] = double(rule_pairs) / double(pairs);
   state.counters["even_split_pairs_per_s"] = double(pairs) / even;
   state.counters["x_even_split"] = ours / even;
 }
@@ -431,13 +432,17 @@ void BM_RankLayer(benchmark::State& state) {
   }
   const double ours = (thread_cpu() - c0) / double(state.iterations());
   // What the planning cost model (plan/planning.cpp) charges, averaged over the ranks.
-  double model = 0;
+  double model = 0, rule_pairs = 0;
   for (int r = 0; r < G; ++r) {
     plan_rank(r, true);
     PlanningWork w = per_batch_work(b, E, double(E) * G, true);
-    w.rule_tokens = router.rule_tokens();
+    w.remote_visits = double(router.remote_visits());
+    w.rule_pairs = router.rule_pairs();
     model += planning_seconds(w, r) / G;
+    rule_pairs += double(w.rule_pairs[size_t(r)]) / G;
   }
+  state.counters["remote_visits"] = double(router.remote_visits());
+  state.counters["rule_pairs"] = rule_pairs;
   int64_t remote_rows = 0;  // of the last rank planned: rows it sends across nodes
   for (int n = 0; n < l.topo.nodes; ++n) remote_rows += layout.rows_to_node(n);
   rank = 0;

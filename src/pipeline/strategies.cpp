@@ -40,7 +40,7 @@ StrategyDecision decide_zepp(const StrategyInput& in) {
   // Per batch (§5): E counts per GPU all-gathered, the count-level plan, the own pairs.
   const int E = in.model.num_experts, G = in.topo.num_gpus();
   d.planning = per_batch_work(in.workload.batch, E, double(E) * G + consolidate_work(d), true);
-  d.planning.rule_tokens = d.rule_tokens;
+  add_routing_work(d);
   return d;
 }
 
@@ -95,7 +95,7 @@ StrategyDecision decide_zepp_swaps(const StrategyInput& in) {
   const int E = in.model.num_experts, G = in.topo.num_gpus(), N = in.topo.nodes;
   const double passes = 1.0 + (sp.triggered ? 1.0 : 0.0) + (sp.swaps.empty() ? 0.0 : 1.0);
   d.planning = per_batch_work(in.workload.batch, E + N, passes * (E * G + consolidate_work(d)) + double(N) * G, true);
-  d.planning.rule_tokens = d.rule_tokens;
+  add_routing_work(d, sp.swaps.empty() ? 1 : 2);  // the water-filling before and after swaps
   d.swap = SwapOutcome{int(sp.swaps.size()), sp.refused_for_cost, sp.triggered, costs.horizon, sp.best_refused};
   d.swap_wall_s = swap_wall_s;
   d.make_plan = [in, plan, moves = std::move(sp.weight_moves)](const Placement& placement, const Routing& routing) {
@@ -125,6 +125,11 @@ StrategyDecision decide_zepp_overlap(const StrategyInput& in) {
 }  // namespace
 
 double consolidate_work(const StrategyDecision& d) { return kConsolidateCellShare * d.consolidate_cells; }
+
+void add_routing_work(StrategyDecision& d, int water_fillings) {
+  d.planning.remote_visits = double(water_fillings) * double(d.routing_work.remote_visits);
+  d.planning.rule_pairs = d.routing_work.rule_pairs;
+}
 
 PlanOptions zepp_plan_options(const StrategyOptions& opt) {
   PlanOptions plan{opt.split, opt.merge, opt.overlap, opt.nic_slack, /*round_order=*/true,

@@ -54,7 +54,7 @@ StrategyDecision decide_with(Placement placement, const StrategyInput& in, bool 
   ConsolidateStats consolidated;
   route_timed(d, [&] {
     return locality ? route_locality(in.workload.batch, d.placement, in.topo, in.opt.balance_slack, true,
-                                     d.routing_gemm, &consolidated, &d.rule_tokens)
+                                     d.routing_gemm, &consolidated, &d.routing_work)
                     : route_even(in.workload.batch, d.placement);
   });
   // Consolidated experts leave equation (1)'s bounds, so its optimum is no lower bound then.

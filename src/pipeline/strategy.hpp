@@ -99,9 +99,9 @@ struct StrategyDecision {
   // Entries of the S x G count plan the consolidation read (ConsolidateStats::cells), charged
   // as planning work by Zepp's strategies (pipeline/strategies.cpp).
   double consolidate_cells = 0;
-  // [G] tokens per source GPU whose pairs ran the pair level's node choice (Router::rule_tokens),
-  // charged as planning work with their GPU's pairs; empty unless routed by locality.
-  std::vector<int64_t> rule_tokens;
+  // The locality routing's own work beyond cells and pairs (remote visits, rule pairs), charged as
+  // planning work by Zepp's strategies; zeros unless routed by locality.
+  RoutingWork routing_work;
   // What it computes per batch before dispatch (metadata exchange, per-rank planning), charged
   // by the executors under PlanningMode::Model (plan/planning.hpp lists each strategy's).
   PlanningWork planning;
@@ -151,6 +151,9 @@ struct StrategyEntry {
 // time per (expert, GPU) cell; the share is the top of that range.
 inline constexpr double kConsolidateCellShare = 0.5;
 double consolidate_work(const StrategyDecision& d);
+// Adds d.routing_work to d.planning: the remote visits of `water_fillings` count plans (every
+// GPU computes them) and each GPU's rule pairs.
+void add_routing_work(StrategyDecision& d, int water_fillings = 1);
 
 // Every strategy of this build, in the order tables list them (strategies.cpp).
 const std::vector<StrategyEntry>& strategy_registry();

@@ -34,7 +34,7 @@ StrategyDecision decide_zepp_hot(const StrategyInput& in, const ZeppHotParts& pa
   // every flow: N x G cells) and the hot pass's cells.
   const int E = in.model.num_experts, G = in.topo.num_gpus(), N = in.topo.nodes;
   d.planning = per_batch_work(in.workload.batch, E + N, double(E) * G + consolidate_work(d) + double(N) * G + h.cells, true);
-  d.planning.rule_tokens = d.rule_tokens;
+  add_routing_work(d);
   if (h.replicas.empty()) return d;
 
   d.placement = std::move(h.placement);

@@ -9,34 +9,39 @@ namespace zepp {
 
 namespace {
 
-// From bench_routing (bench/routing.cpp) with the water-filling's even level-2 spread, one core,
-// CPU time, 3 Dec 2026 08:07-08:08 UTC, load 0.9-1.1, `--benchmark_repetitions=5`, medians
-// (this machine's figures vary by up to 30% from run to run; the builds compared ran in turn):
+// From bench_routing (bench/routing.cpp), one core, CPU time, 3 Dec 2026 08:23-08:24 UTC, load
+// 1.3-1.6, two runs of `--benchmark_repetitions=3` each of this build (the water-filling's even
+// level-2 spread) and of the build before it (commit 086de92) in turn, medians; the runs agreed
+// within 3% (this machine's speed otherwise moves by up to 30% between runs):
 //  - per cell: the count-level plan from the all-gathered counts (Router::plan) at EP128 x 384
-//    experts, 197 us, i.e. 4.01 ns per (expert, GPU) cell (EP32 x 384: 18.9 us, 1.54 ns; the
-//    larger is taken: a source's remote demand is spread over every remote replica, so a cell
-//    costs more where experts have more replicas);
+//    before the spread, 62.4 us: 1.27 ns per (expert, GPU) cell;
+//  - per remote visit: the same plan with the spread, 148 us, its level 2 visiting 17,789 remote
+//    replicas (Router::remote_visits): (148 - 62.4) / 17,789 = 4.81 ns;
 //  - per pair: one rank's assignment (Router::route_rank) at EP128 x 384 before the spread,
-//    where nearly every key has one entry (the fixed-slot table), 310.9 M pairs/s, 3.22 ns;
-//  - per rule token: the same with the spread, 888 us for 4,096 tokens of which 98.9% run the
-//    node choice (Router::rule_tokens): (888 - 32,768 pairs x 3.22 ns) / 4,049 = 193 ns;
+//    where nearly every key has one entry (the fixed-slot table), 92.8 us for 32,768 pairs:
+//    2.83 ns;
+//  - per rule pair: the same with the spread, 811 us, 98.9% of the pairs in tokens that run the
+//    node choice (Router::rule_pairs): (811 - 92.8) / 32,406 = 22.2 ns;
 //  - per entry of the rank's count row (counting, quota setup, send lists per expert): the
-//    residual of BM_RankLayer's Kimi-K2 16 x 4 at 1 MB, 134.0 us measured against 113.9 us from
-//    the terms above, over 384 experts: 52 ns.
-// Check on the other layer: BM_RankLayer's DeepSeek-V2-Lite 4 x 4 at 1 MB measured 35.3 us (and
-// 44.9 us in a later run) where the model charges about 55 us: its rule tokens choose among 3
-// remote nodes, not 15, and cost less than the EP128 figure. The model overstates Zepp's
-// planning there rather than understate it anywhere measured.
-// Before (2 Dec 2026, before the spread): 52.8 us per EP128 x 384 plan (1.07 ns per cell),
-// 137.7 M pairs/s, 27.0 ns per entry, no per-token term.
-constexpr double kPerCellS = 197e-6 / (128.0 * 384);
-constexpr double kPerPairS = 1 / 310.9e6;
-constexpr double kPerRuleTokenS = (888e-6 - 128.0 * 256 * kPerPairS) / (0.98863 * 4096);
-constexpr double kPerEntryS = (134.0e-6 - 113.9e-6) / 384;
+//    residual of BM_RankLayer's Kimi-K2 16 x 4 at 1 MB, 94.4 us measured against 80.6 us from
+//    the terms above, over 384 experts: 36 ns.
+// Checks: BM_RankAssign at EP32 x 384 (89% rule pairs) measured 510 us where these give 740 us,
+// and BM_RankLayer's DeepSeek-V2-Lite 4 x 4 at 1 MB 28.9-30.8 us where they give 40.1 us: with
+// fewer nodes a token's node choice has fewer candidates and costs less than at EP128. The model
+// overstates Zepp's planning there; it understates it nowhere measured.
+// Before (2 Dec 2026, the rule before the spread): 1.07 ns per cell, 7.26 ns per pair, 27.0 ns
+// per entry, no visit or rule-pair term.
+constexpr double kPerCellS = 62.4e-6 / (128.0 * 384);
+constexpr double kPerRemoteVisitS = (148e-6 - 62.4e-6) / 17789;
+constexpr double kPerPairS = 92.8e-6 / (128.0 * 256);
+constexpr double kPerRulePairS = (811e-6 - 92.8e-6) / (0.988968 * 128 * 256);
+constexpr double kPerEntryS = (94.4e-6 - 80.6e-6) / 384;
 
 }  // namespace
 
-PlanningCosts planning_costs() { return PlanningCosts{kPerCellS, kPerPairS, kPerEntryS, kPerRuleTokenS}; }
+PlanningCosts planning_costs() {
+  return PlanningCosts{kPerCellS, kPerPairS, kPerEntryS, kPerRemoteVisitS, kPerRulePairS};
+}
 
 PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, double cells, bool own_pairs) {
   PlanningWork w;
@@ -54,9 +59,9 @@ PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, d
 double planning_seconds(const PlanningWork& work, int gpu) {
   const PlanningCosts c = planning_costs();
   const double pairs = work.pairs.empty() ? 0.0 : double(work.pairs.at(size_t(gpu)));
-  const double rule = work.rule_tokens.empty() ? 0.0 : double(work.rule_tokens.at(size_t(gpu)));
+  const double rule = work.rule_pairs.empty() ? 0.0 : double(work.rule_pairs.at(size_t(gpu)));
   return c.per_cell_s * work.cells + c.per_pair_s * pairs + c.per_entry_s * double(work.row_entries) +
-         c.per_rule_token_s * rule;
+         c.per_remote_visit_s * work.remote_visits + c.per_rule_pair_s * rule;
 }
 
 void charge_planning(CommPlan& plan, const PlanningWork& work) {
@@ -64,8 +69,8 @@ void charge_planning(CommPlan& plan, const PlanningWork& work) {
   const int G = plan.num_gpus, gpn = plan.gpus_per_node, N = plan.nodes;
   require(work.pairs.empty() || work.pairs.size() == size_t(G), "plan",
           "planning work names " + std::to_string(work.pairs.size()) + " GPUs, the plan " + std::to_string(G));
-  require(work.rule_tokens.empty() || work.rule_tokens.size() == size_t(G), "plan",
-          "planning work's rule tokens name " + std::to_string(work.rule_tokens.size()) + " GPUs, the plan " +
+  require(work.rule_pairs.empty() || work.rule_pairs.size() == size_t(G), "plan",
+          "planning work's rule pairs name " + std::to_string(work.rule_pairs.size()) + " GPUs, the plan " +
               std::to_string(G));
   const int32_t existing = int32_t(plan.tasks.size());
   auto transfer = [&](int src, int dst, Link link, Hop hop, double bytes) {

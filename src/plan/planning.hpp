@@ -23,8 +23,10 @@ struct PlanningCosts {
   double per_pair_s = 0;  // per (token, expert) pair of the rank's own tokens it assigns
   double per_entry_s = 0; // per entry of the rank's own count row (its counts, quota setup and
                           // send-list bookkeeping per expert, whatever its tokens)
-  double per_rule_token_s = 0;  // per own token whose pairs run the pair level's node choice
-                                // (Router::rule_tokens), on top of its pairs' per_pair_s
+  double per_remote_visit_s = 0;  // per visit of a remote replica in the count level's
+                                  // water-filling (Router::remote_visits), on top of the cells
+  double per_rule_pair_s = 0;     // per own pair of a token that runs the pair level's node
+                                  // choice (Router::rule_pairs), on top of its per_pair_s
 };
 PlanningCosts planning_costs();
 
@@ -49,9 +51,11 @@ struct PlanningWork {
   double cells = 0;            // count-level cells every GPU computes
   std::vector<int64_t> pairs;  // [G] own pairs each GPU assigns; empty: none
   int64_t row_entries = 0;     // entries of each GPU's own count row (its all-gathered counts)
-  std::vector<int64_t> rule_tokens;  // [G] own tokens that run the node choice; empty: none
+  double remote_visits = 0;          // water-filling visits of remote replicas every GPU computes
+  std::vector<int64_t> rule_pairs;   // [G] own pairs whose tokens run the node choice; empty: none
   bool empty() const {
-    return metadata_bytes == 0 && cells == 0 && pairs.empty() && row_entries == 0 && rule_tokens.empty();
+    return metadata_bytes == 0 && cells == 0 && pairs.empty() && row_entries == 0 && remote_visits == 0 &&
+           rule_pairs.empty();
   }
 };
 
@@ -66,7 +70,7 @@ PlanningWork per_batch_work(const RoutingBatch& batch, int64_t counts_per_gpu, d
 
 // Seconds GPU g plans under `work` (costs: planning_costs()):
 //   per_cell_s · cells + per_pair_s · pairs[g] + per_entry_s · row_entries
-//   + per_rule_token_s · rule_tokens[g].
+//   + per_remote_visit_s · remote_visits + per_rule_pair_s · rule_pairs[g].
 double planning_seconds(const PlanningWork& work, int gpu);
 
 // Adds `work` to `plan`, on the plan's cluster (plan.nodes x plan.gpus_per_node):
@@ -80,7 +84,7 @@ double planning_seconds(const PlanningWork& work, int gpu);
 //    metadata transfer into that GPU, with the lowest priority on its stream;
 //  - every task of the plan that runs on (or sends from) GPU g waits for g's planning.
 // With empty work the plan is unchanged. Throws ArgumentError("plan: ...") when work.pairs or
-// work.rule_tokens (when not empty) does not have one entry per GPU of the plan.
+// work.rule_pairs (when not empty) does not have one entry per GPU of the plan.
 void charge_planning(CommPlan& plan, const PlanningWork& work);
 
 }  // namespace zepp

@@ -172,8 +172,8 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
   Quota** const pend_key = k > kStack ? pend_key_buf.data() : pend_key_stack;
   const Id* const ids0 = tokens.ids;
   Out* const out0 = tokens.out;
-  // Tokens of each GPU that ran the rule's node choice (the planning cost model's term).
-  int64_t* const rule = rule_tokens_.data();
+  // Pairs of each GPU's tokens that ran the rule's node choice (the planning cost model's term).
+  int64_t* const rule = rule_pairs_.data();
   std::fill(rule + g0, rule + g1, 0);
   // Above 64 nodes two nodes share a mask bit, and "a node" below means the nodes of one bit.
   const bool wide = G_ > 64 * gpn_;
@@ -351,7 +351,7 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
         any |= v;
       }
       if (any >= 0) return true;
-      if (any & (1 << 30)) return ++rule[i], token(i, t);
+      if (any & (1 << 30)) return rule[i] += k, token(i, t);
       Quota* const kq = keys + size_t(i - home) * E;
       for (int q = 0; q < k; ++q) {
         if (fx[ids[q]] >= 0) continue;
@@ -402,16 +402,16 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
   }
   if (!tokens.begin && !tokens.src) {
     for (int64_t t = 0; t < tokens.T; ++t)
-      if (++rule[g0], !token(g0, t)) return t;
+      if (rule[g0] += k, !token(g0, t)) return t;
   } else if (!tokens.begin) {
     for (int64_t t = 0; t < tokens.T; ++t) {
       const int i = int(tokens.src[t]);
-      if (i >= g0 && i < g1 && (++rule[i], !token(i, t))) return t;
+      if (i >= g0 && i < g1 && (rule[i] += k, !token(i, t))) return t;
     }
   } else {
     for (int i = g0; i < g1; ++i)
       for (int64_t t = tokens.begin[i]; t < tokens.begin[i + 1]; ++t)
-        if (++rule[i], !token(i, t)) return t;
+        if (rule[i] += k, !token(i, t)) return t;
   }
   return -1;
 }
@@ -424,7 +424,7 @@ void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const i
   keys_.resize(size_t(G_) * E_);
   fixed_.resize(size_t(G_) * (E_ + 1));
   left_.resize(size_t(G_) * (E_ + 1));
-  rule_tokens_.assign(size_t(G_), 0);
+  rule_pairs_.assign(size_t(G_), 0);
   // Contiguous GPU ranges of about equal demand, one per thread.
   const int n = std::min(threads, G_);
   std::vector<int> cut(n + 1, G_);
@@ -537,7 +537,7 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
   if (ents_.size() < size_t(S_)) ents_.resize(size_t(S_));  // one GPU's keys, in row 0
   if (keys_.size() < size_t(E_)) keys_.resize(size_t(E_));
   if (fixed_.size() < size_t(E_) + 1) fixed_.resize(size_t(E_) + 1), left_.resize(size_t(E_) + 1);
-  if (rule_tokens_.size() != size_t(G_)) rule_tokens_.assign(size_t(G_), 0);
+  if (rule_pairs_.size() != size_t(G_)) rule_pairs_.assign(size_t(G_), 0);
   build_quotas(m, rank, rank + 1, rank);
   const Tokens<Id, int32_t, Out> tokens{topk, slot_of_pair, k, T, nullptr, nullptr};
   std::exception_ptr error;

@@ -108,6 +108,7 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
   int32_t* const order = order_.data();
   int32_t* const touched = touched_.data();
   int64_t* const kept = gemm_.enabled() ? slot_load_.data() : nullptr;  // every slot's rows, for consolidate
+  int64_t visits = 0;  // level 2's visits of remote slots (remote_visits())
   if (si != 1) signs = copy_single_rank_major(demand, si, m, kept);
   for (int e = 0; e < E_; ++e) {
     const int64_t* const d = demand + size_t(e) * se;
@@ -199,6 +200,7 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
       for (int a = 0; a < r && rem[i] > 0; ++a)
         if (node[order[a]] != own) {
           const int64_t share = rem[i] <= ahead ? 1 : (rem[i] + ahead - 1) / ahead;  // no division when 1
+          ++visits;
           if (give(i, order[a], share)) touched[filled++] = a;
           --ahead;
         }
@@ -213,7 +215,7 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
         }
       } else {  // the bounds cut some shares: the uncapped visits, then a whole insertion sort
         for (int a = 0; a < r && rem[i] > 0; ++a)
-          if (node[order[a]] != own) give(i, order[a], rem[i]);
+          if (node[order[a]] != own) ++visits, give(i, order[a], rem[i]);
         if (rem[i] != 0) throw std::logic_error("Router::route_counts: water-filling left demand unplaced");
         for (int a = 1; a < r; ++a) {
           const int32_t j = order[a];
@@ -228,6 +230,7 @@ bool Router::count_plan(const int64_t* demand, size_t se, size_t si, int64_t* m)
     keep_loads();
   }
   if (signs >> 63) return false;
+  remote_visits_ = visits;
   if (gemm_.enabled()) consolidate(m);
   return true;
 }

@@ -214,7 +214,7 @@ std::vector<RouteCount> route_locality_counts(const std::vector<int64_t>& demand
 
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                        double balance_slack, bool assign, const GemmCost& gemm, ConsolidateStats* stats,
-                       std::vector<int64_t>* rule_tokens) {
+                       RoutingWork* work) {
   check_placement(placement);
   check_batch(batch, placement);
   Router router(placement, topo, balance_slack, gemm);
@@ -222,12 +222,13 @@ Routing route_locality(const RoutingBatch& batch, const Placement& placement, co
   demand_by_expert(batch, demand);
   router.route_counts(demand, m);
   if (stats) *stats = router.consolidate_stats();
+  if (work) work->remote_visits = router.remote_visits();
   Routing out;
   router.to_counts(m, out.counts);
   if (assign) {
     out.slot_of_pair.resize(batch.expert_ids.size());
     router.assign(batch, m, out.slot_of_pair);
-    if (rule_tokens) *rule_tokens = router.rule_tokens();
+    if (work) work->rule_pairs = router.rule_pairs();
   }
   return out;
 }

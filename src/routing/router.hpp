@@ -72,11 +72,13 @@ class Router {
   // What the last count plan's consolidation did (zeros when `gemm` is disabled).
   int consolidated() const { return stats_.moves; }
   const ConsolidateStats& consolidate_stats() const { return stats_; }
-  // [G] tokens of each source GPU whose pairs ran the pair level's node choice (assign_pairs.cpp:
-  // a key with two remote entries or more) in the last assign, route_tokens or route_rank (only
-  // the rank's entry is set then): the per-token term of the planning cost model
-  // (plan/planning.hpp). Empty before the first.
-  const std::vector<int64_t>& rule_tokens() const { return rule_tokens_; }
+  // [G] pairs of each source GPU's tokens that ran the pair level's node choice (assign_pairs.cpp:
+  // a token with a key of two remote entries or more; k pairs each) in the last assign,
+  // route_tokens or route_rank (only the rank's entry is set then). Empty before the first.
+  const std::vector<int64_t>& rule_pairs() const { return rule_pairs_; }
+  // Visits of remote replicas in level 2 of the last count plan's water-filling (locality.cpp).
+  // Both are terms of the planning cost model (plan/planning.hpp).
+  int64_t remote_visits() const { return remote_visits_; }
 
   // Count level (route_locality_counts' rules): demand [E * G] expert-major -> m [S * G]
   // slot-major, overwritten entirely. Throws ArgumentError("demand: ...") for a wrong size or a
@@ -203,7 +205,8 @@ class Router {
   // negative for any other key; left_ counts down the fixed key's quota (assign_pairs.cpp).
   std::vector<int32_t> fixed_;
   std::vector<int64_t> left_;
-  std::vector<int64_t> rule_tokens_;  // [G] (rule_tokens())
+  std::vector<int64_t> rule_pairs_;  // [G] (rule_pairs())
+  int64_t remote_visits_ = 0;
   std::vector<int64_t> demand_, plan_;
   std::vector<int32_t> even_next_;  // even_rank's replica cursor per expert
 };

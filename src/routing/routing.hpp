@@ -85,15 +85,24 @@ std::vector<int32_t> assign_pairs(const RoutingBatch& batch, const Placement& pl
 
 // route_locality_counts on batch.demand() (consolidated when `gemm` is enabled), then
 // assign_pairs when `assign` is true (slot_of_pair stays empty otherwise).
-// `stats`, when given, receives what the consolidation did; `rule_tokens`, when given (and
-// `assign`), Router::rule_tokens() of the assignment ([G] tokens per source GPU).
+// `stats`, when given, receives what the consolidation did; `work`, when given, the routing's
+// own work (RoutingWork).
+// What the locality routing did beyond its fixed work (cells, pairs), for the planning cost model
+// (plan/planning.hpp): the count level's visits of remote replicas in level 2 of the
+// water-filling (Router::remote_visits; every rank computes them), and per source GPU the pairs
+// of the tokens that ran the pair level's node choice (Router::rule_pairs; empty unless assigned).
+struct RoutingWork {
+  int64_t remote_visits = 0;
+  std::vector<int64_t> rule_pairs;  // [G]
+};
+
 struct ConsolidateStats {
   int moves = 0;      // replicas emptied
   double cells = 0;   // entries it read (its planning work): S slot loads, + S x G and 2 G per move when it moves
 };
 Routing route_locality(const RoutingBatch& batch, const Placement& placement, const Topology& topo,
                        double balance_slack, bool assign = true, const GemmCost& gemm = {},
-                       ConsolidateStats* stats = nullptr, std::vector<int64_t>* rule_tokens = nullptr);
+                       ConsolidateStats* stats = nullptr, RoutingWork* work = nullptr);
 
 // EPLB-style even split: source GPU i's j-th request (in token order) for expert e goes to
 // replica (i + j) mod r_e of e's replicas in ascending slot order. The source-dependent start

@@ -71,24 +71,28 @@ TEST(Planning, HandComputedChargeOnTwoByTwo) {
 
 TEST(Planning, ModelGivesTheBenchmarkedLayersPlanning) {
   // The constants' source (src/plan/planning.cpp): BM_RankLayer's one-rank planning of Kimi-K2
-  // 16 x 4 at 1 MB (384 x 64 cells, 584 own pairs of 73 tokens, about 70 of which run the node
-  // choice, a row of 384 counts) took 134.0 us, which the per-entry cost is fitted to;
-  // DeepSeek-V2-Lite 4 x 4 at 1 MB (64 x 16 cells, 1,536 pairs of 256 tokens, a row of 64
-  // counts) took 35.3 us, and the model, with every token running the choice, overstates it.
+  // 16 x 4 at 1 MB (384 x 64 cells, about 7,340 remote visits, 584 own pairs of which 559 in
+  // tokens that run the node choice, a row of 384 counts) took 94.4 us, which the per-entry cost
+  // is fitted to; DeepSeek-V2-Lite 4 x 4 at 1 MB (64 x 16 cells, 500 visits, 1,536 pairs, 1,343
+  // of them rule pairs, 64 counts) took 28.9-30.8 us, which the model overstates (40.1 us).
   PlanningWork k2;
   k2.cells = 384.0 * 64;
+  k2.remote_visits = 7340;
   k2.pairs = {584};
+  k2.rule_pairs = {559};
   k2.row_entries = 384;
-  k2.rule_tokens = {70};
-  EXPECT_NEAR(planning_seconds(k2, 0), 134.0e-6, 0.1e-6);
+  EXPECT_NEAR(planning_seconds(k2, 0), 94.4e-6, 0.2e-6);
   PlanningWork ds;
   ds.cells = 64.0 * 16;
+  ds.remote_visits = 500;
   ds.pairs = {1536};
+  ds.rule_pairs = {1343};
   ds.row_entries = 64;
-  ds.rule_tokens = {256};
-  EXPECT_GT(planning_seconds(ds, 0), 35.3e-6);
-  EXPECT_LT(planning_seconds(ds, 0), 2 * 35.3e-6);
-  ds.rule_tokens = {0};  // the rule-token term is the only part that depends on them
+  EXPECT_NEAR(planning_seconds(ds, 0), 40.1e-6, 0.2e-6);
+  EXPECT_GT(planning_seconds(ds, 0), 30.8e-6);
+  // Each term is linear in its count: without visits and rule pairs, cells, pairs and entries.
+  ds.remote_visits = 0;
+  ds.rule_pairs = {0};
   EXPECT_NEAR(planning_seconds(ds, 0), 64.0 * 16 * planning_costs().per_cell_s + 1536 * planning_costs().per_pair_s +
                                            64 * planning_costs().per_entry_s,
               1e-15);
@@ -139,7 +143,7 @@ TEST(Planning, ModelAndFreeDifferByExactlyTheCharge) {
     if (name != "epic") EXPECT_GT(model.metadata_s, 0.0) << name;  // epic decides alone
     if (name == "zepp") {
       // Zepp's GPUs plan for different times (their tokens run the node choice in different
-      // numbers: rule_tokens), so the plan shifts by at most the longest.
+      // numbers: rule_pairs), so the plan shifts by at most the longest.
       EXPECT_GT(model.result.latency_s, free.result.latency_s + model.metadata_s) << name;
       EXPECT_LE(model.result.latency_s, free.result.latency_s + model.metadata_s + model.planning_s + 1e-12) << name;
     } else {
@@ -172,12 +176,12 @@ TEST(Planning, ZeppChargesItsCountsAllGatherAndOwnPairs) {
   for (int g = 0; g < l.topo.num_gpus(); ++g)
     EXPECT_EQ(d.planning.pairs[size_t(g)], l.workload.tokens_per_gpu * l.model.top_k);
   // The tokens that ran the node choice: some on this skewed layer, never more than a GPU holds.
-  ASSERT_EQ(d.planning.rule_tokens.size(), size_t(l.topo.num_gpus()));
+  ASSERT_EQ(d.planning.rule_pairs.size(), size_t(l.topo.num_gpus()));
   int64_t rule = 0;
   for (int g = 0; g < l.topo.num_gpus(); ++g) {
-    EXPECT_GE(d.planning.rule_tokens[size_t(g)], 0);
-    EXPECT_LE(d.planning.rule_tokens[size_t(g)], l.workload.tokens_per_gpu);
-    rule += d.planning.rule_tokens[size_t(g)];
+    EXPECT_GE(d.planning.rule_pairs[size_t(g)], 0);
+    EXPECT_LE(d.planning.rule_pairs[size_t(g)], l.workload.tokens_per_gpu * l.model.top_k);
+    rule += d.planning.rule_pairs[size_t(g)];
   }
   EXPECT_GT(rule, 0);
 }

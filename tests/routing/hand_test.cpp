@@ -119,8 +119,8 @@ TEST(RoutingHand, ConsolidatesATokensRemoteExpertsOnOneNode) {
   // GPU0's tokens in order: B = {0, 2}, A = {0, 1}, C = {1, 2}. C = 0: every slot gets exactly
   // q = 1, so e0 and e1 each send one token to GPU1 and one to GPU2.
   const RoutingBatch b = test::make_batch(3, 2, {{{0, 2}, {0, 1}, {1, 2}}, {}, {}});
-  std::vector<int64_t> rule_tokens;
-  const Routing r = route_locality(b, p, topo, 0.0, true, {}, nullptr, &rule_tokens);
+  RoutingWork work;
+  const Routing r = route_locality(b, p, topo, 0.0, true, {}, nullptr, &work);
   EXPECT_EQ(as_map(r.counts), (CountMap{{{0, 0, 2}, 1}, {{0, 0, 4}, 1}, {{1, 0, 3}, 1}, {{1, 0, 5}, 1},
                                         {{2, 0, 0}, 1}, {{2, 0, 1}, 1}}));
   // B: e2 local (slot 0); e0 opens a node: both candidates tie, the earlier entry (slot 2,
@@ -130,8 +130,10 @@ TEST(RoutingHand, ConsolidatesATokensRemoteExpertsOnOneNode) {
   EXPECT_EQ(r.slot_of_pair, (std::vector<int32_t>{2, 0, 4, 5, 3, 1}));
   EXPECT_EQ(p.gpu_of_slot(r.slot_of_pair[2]), p.gpu_of_slot(r.slot_of_pair[3]));
   // Every token ran the node choice: B and A hold e0, C holds e1, and GPU0's keys of both have
-  // two remote entries (the planning cost model's rule tokens).
-  EXPECT_EQ(rule_tokens, (std::vector<int64_t>{3, 0, 0}));
+  // two remote entries (the planning cost model's rule pairs: 3 tokens x k = 2). The count level
+  // visited two remote replicas for each of e0 and e1 (GPU0 is their only source).
+  EXPECT_EQ(work.rule_pairs, (std::vector<int64_t>{6, 0, 0}));
+  EXPECT_EQ(work.remote_visits, 4);
 }
 
 TEST(RoutingHand, OpensTheNodeMostOtherExpertsCanJoin) {
@@ -140,8 +142,8 @@ TEST(RoutingHand, OpensTheNodeMostOtherExpertsCanJoin) {
   const Topology topo = test::tiny_topo(3, 1);
   const Placement p = test::make_placement(3, 6, {3, 4, 5, 0, 3, 4, 0, 1, 2});
   const RoutingBatch b = test::make_batch(6, 3, {{{0, 1, 2}, {0, 3, 4}}, {}, {}});
-  std::vector<int64_t> rule_tokens;
-  const Routing r = route_locality(b, p, topo, 0.0, true, {}, nullptr, &rule_tokens);
+  RoutingWork work;
+  const Routing r = route_locality(b, p, topo, 0.0, true, {}, nullptr, &work);
   // e0: T = 2 over slots 3 (GPU1) and 6 (GPU2), bounds [1, 1]: one each. e1 -> slot 7, e2 ->
   // slot 8 (single replicas). e3, e4: T = 1 over two slots, bounds [0, 1]: level 0 keeps them
   // on GPU0 (slots 0 and 1).
@@ -151,7 +153,7 @@ TEST(RoutingHand, OpensTheNodeMostOtherExpertsCanJoin) {
   // (2 joins against 0 on GPU1), though slot 3 comes first; the token then crosses to one node.
   // Token 2: e0 gets the remaining slot 3; e3 and e4 stay local.
   EXPECT_EQ(r.slot_of_pair, (std::vector<int32_t>{6, 7, 8, 3, 0, 1}));
-  EXPECT_EQ(rule_tokens, (std::vector<int64_t>{2, 0, 0}));  // both hold e0 (two remote entries)
+  EXPECT_EQ(work.rule_pairs, (std::vector<int64_t>{6, 0, 0}));  // both hold e0 (two remote entries): 2 x k = 3
 }
 
 TEST(RoutingHand, EvenSplitRoundRobinWithSourceOffset) {
