@@ -298,13 +298,15 @@ std::vector<GemmCurve> read_measured_compute(const std::string& path) {
 Topology cluster_topology(const std::string& preset_or_file, int nodes, const std::string& arg) {
   for (const auto& name : topology_preset_names())
     if (name == preset_or_file) return topology_preset(name, nodes);
+  std::string names;
+  for (const auto& n : topology_preset_names()) names += (names.empty() ? "" : ", ") + n;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(preset_or_file, ec)) {
-    std::string names;
-    for (const auto& n : topology_preset_names()) names += (names.empty() ? "" : ", ") + n;
+  if (std::filesystem::is_directory(preset_or_file, ec))
+    throw ArgumentError(arg + ": '" + preset_or_file + "' is a directory; expected a preset (" + names +
+                        ") or a YAML or JSON topology file (docs/topology.md)");
+  if (!std::filesystem::is_regular_file(preset_or_file, ec))
     throw ArgumentError(arg + ": '" + preset_or_file + "' is neither a preset (" + names +
                         ") nor a topology file (docs/topology.md)");
-  }
   return read_topology_file(preset_or_file, nodes);
 }
 

@@ -14,8 +14,9 @@ Topology read_topology_file(const std::string& path, int nodes);
 
 // `--topology` as users give it: a preset name (core/presets.hpp) or the path of a topology
 // file. Throws ArgumentError("<arg>: 'VALUE' is neither a preset (...) nor a topology file")
-// when it is neither (`arg` names where the value came from, "--topology" on the command
-// line), InputError for a bad file.
+// when it is neither ("<arg>: 'VALUE' is a directory; expected a preset (...) or ..." for a
+// directory; `arg` names where the value came from, "--topology" on the command line),
+// InputError for a bad file.
 Topology cluster_topology(const std::string& preset_or_file, int nodes, const std::string& arg = "topology");
 
 // One line for reports: "NVSwitch 450 GB/s per GPU port, NIC 50 GB/s per GPU, 989 TFLOP/s,

@@ -218,6 +218,13 @@ TEST(Hardening, ModelAndTopologyRefusalsNameTheFlagInEveryCommand) {
   expect_refused("experiment replay --nodes 0" + out, {"zepp: invalid argument: --nodes: must be at least 1, got 0"});
   expect_refused("experiment fig9 --topologies a100,nosuch --plots " + ::testing::TempDir(),
                  {"zepp: invalid argument: --topologies: 'nosuch' " + presets});
+  // A directory was "neither a preset nor a topology file": it is named as a directory.
+  const std::string dir = ::testing::TempDir(), is_dir = "' is a directory; expected a preset (a100, h100, ";
+  const std::string file = ") or a YAML or JSON topology file (docs/topology.md)";
+  expect_refused("simulate --topology " + dir, {"zepp: invalid argument: --topology: '" + dir + is_dir, file});
+  expect_refused("experiment fig12 --topology " + dir + out, {"zepp: invalid argument: --topology: '" + dir + is_dir, file});
+  expect_refused("experiment fig9 --topologies a100," + dir + " --plots " + dir,
+                 {"zepp: invalid argument: --topologies: '" + dir + is_dir, file});
 }
 
 // Figure 12's and the replays' flags said "period: must be >= 1" or "strategies: unknown strategy",
