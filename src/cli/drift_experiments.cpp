@@ -11,7 +11,9 @@
 #include "core/error.hpp"
 #include "core/figure.hpp"
 #include "core/output_file.hpp"
+#include "core/presets.hpp"
 #include "core/provenance.hpp"
+#include "pipeline/cost.hpp"
 #include "serving/experiments.hpp"
 #include "serving/iser_broadcast.hpp"
 #include "serving/iser_replay.hpp"
@@ -77,7 +79,7 @@ void run(DriftFlags f, const std::string& name) {
   f.opt.link_sharing = parse_link_sharing(f.link_sharing, "--link-sharing");
   // The experiment resolves the cluster itself, naming its arguments ("topology: ..."): here the flags.
   require(f.opt.nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(f.opt.nodes));
-  cluster_topology(f.opt.topology, f.opt.nodes, "--topology");
+  const Topology topo = cluster_topology(f.opt.topology, f.opt.nodes, "--topology");
   // So are these, some only after other systems have run ("period: must be >= 1").
   require(f.opt.only_iterations >= 1, "--only-iterations", "expected iterations >= 1, got " + std::to_string(f.opt.only_iterations));
   require(f.opt.period >= 1, "--period", "expected iterations per dataset >= 1, got " + std::to_string(f.opt.period));
@@ -86,6 +88,15 @@ void run(DriftFlags f, const std::string& name) {
   for (const auto& s : f.opt.systems) systems += (systems.empty() ? "" : ",") + s;
   strategy_list(systems, "--systems");  // known names, none twice
   const std::vector<DriftCase> cases = named_cases(fig12_cases(), f.workloads);
+  // Each system's placement fits each workload's model, as `zepp simulate` checks its strategies
+  // (--extra-slots above the experts failed at the placement, after the traces were read).
+  for (const DriftCase& c : cases) {
+    try {
+      for (const auto& s : f.opt.systems) check_strategy_fits(s, model_preset(c.model), topo, f.opt.strategy);
+    } catch (const ArgumentError& e) {
+      throw ArgumentError(c.workload + " (" + c.model + "): " + e.what());
+    }
+  }
   const std::string base = f.out_dir + "/" + name;
   check_output_dir(f.out_dir, "--out");  // before the experiment: outputs that cannot be written
   for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");

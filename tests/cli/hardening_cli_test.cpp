@@ -240,6 +240,22 @@ TEST(Hardening, DriftExperimentFlagsAreCheckedFirstNamingTheFlag) {
                  {"zepp: invalid argument: --workloads: unknown workload 'qwen', expected some of llama4, qwen3, deepseek"});
   expect_refused("experiment iser-replay --workloads deep" + out,
                  {"zepp: invalid argument: --workloads: unknown workload 'deep', expected some of deepseek, llama4, qwen3"});
+  // More extra slots than a workload's model has experts failed at its placement ("extra_slots: ..."),
+  // after the traces were read and earlier workloads had run: refused first, as simulate refuses it
+  // (check_strategy_fits), naming the workload. No traces: a late check reports them instead.
+  const std::string no_traces = " --traces /nonexistent";
+  const std::string deepseek =
+      "zepp: invalid argument: deepseek (deepseek-v2-lite): strategies: zepp cannot place 64 experts on 4 x 4 GPUs "
+      "(change --nodes, --gpus-per-node, --experts, --extra-slots or --eplb-groups): extra_slots: 63 gives 67 slots per "
+      "GPU, more than the 64 experts";
+  expect_refused("simulate --executor estimate --model deepseek-v2-lite --topology a100 --nodes 4 --extra-slots 63",
+                 {"zepp: invalid argument: strategies: zepp cannot place 64 experts on 4 x 4 GPUs (change --nodes, "
+                  "--gpus-per-node, --experts, --extra-slots or --eplb-groups): extra_slots: 63 gives 67 slots per GPU"});
+  expect_refused("experiment fig12 --extra-slots 63" + no_traces + out, {deepseek});
+  expect_refused("experiment replay --workloads qwen3,deepseek --extra-slots 63" + no_traces + out, {deepseek});
+  expect_refused("experiment replay --extra-slots 200" + no_traces + out,
+                 {"zepp: invalid argument: llama4 (llama4-maverick): strategies: zepp cannot place 128 experts",
+                  "extra_slots: 200 gives 208 slots per GPU, more than the 128 experts"});
 }
 
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
