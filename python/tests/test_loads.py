@@ -46,6 +46,18 @@ def test_vllm_load_window_logical_and_physical(tmp_path):
     with pytest.raises(ValueError, match="w.pt: load window: expected a 3-D array"):
         torch.save(COUNTS[0], tmp_path / "w.pt")
         zepp.read_expert_load(tmp_path / "w.pt")
+    # No samples (or steps) to sum: zero loads would pass for a recording of an idle model.
+    torch.save(torch.zeros(0, 2, 4), tmp_path / "empty.pt")
+    with pytest.raises(ValueError, match=r"empty.pt: load window: expected a window of at least one sample "
+                                         r"\(\[samples, layers, experts or slots\]\), got shape \(0, 2, 4\)"):
+        zepp.read_expert_load(tmp_path / "empty.pt")
+    torch.save({"load_window_cpu": torch.zeros(0, 2, 4)}, tmp_path / "empty.pt")
+    with pytest.raises(ValueError, match=r"empty.pt: load_window_cpu: expected .* at least one sample"):
+        zepp.read_expert_load(tmp_path / "empty.pt")
+    torch.save({"logical_count": torch.zeros(0, 2, 4)}, tmp_path / "empty.pt")
+    with pytest.raises(ValueError, match=r"empty.pt: logical_count: expected \[steps, layers, experts\] of at least "
+                                         r"one step, got shape \(0, 2, 4\)"):
+        zepp.read_expert_load(tmp_path / "empty.pt")
     (tmp_path / "bad.pt").write_bytes(b"PK\x03\x04 a zip archive torch cannot read")
     with pytest.raises(ValueError, match="bad.pt: cannot read as a torch.save file"):
         zepp.read_expert_load(tmp_path / "bad.pt")

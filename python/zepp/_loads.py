@@ -43,6 +43,9 @@ def _fold(physical, phy2log, name):
 def _window(window, phy2log, where):
     """[samples, L, E or P] summed over samples, folded to logical experts when phy2log is given."""
     w = loads(window, where, 3)
+    if w.shape[0] == 0:  # summed over no samples: zero loads, a recording that did not happen
+        raise ValueError(f"{where}: expected a window of at least one sample ([samples, layers, experts or slots]), "
+                         f"got shape {w.shape}")
     total = w.sum(axis=0)
     return total if phy2log is None else _fold(total, phy2log, "physical_to_logical_map")
 
@@ -106,6 +109,8 @@ def _from_object(data, phy2log):
             counts = loads(data["logical_count"], "logical_count", np.ndim(data["logical_count"]))
             if counts.ndim not in (2, 3):
                 raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
+            if counts.ndim == 3 and counts.shape[0] == 0:  # as read_sglang_stats refuses it
+                raise ValueError(f"logical_count: expected [steps, layers, experts] of at least one step, got shape {counts.shape}")
             return counts.sum(axis=0) if counts.ndim == 3 else counts
         if "records" in data:  # SGLang "per_pass" / "per_token" dump
             if not isinstance(data["records"], (list, tuple)):
