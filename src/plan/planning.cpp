@@ -28,7 +28,10 @@ namespace {
 // Checks: BM_RankAssign at EP32 x 384 (89% rule pairs) measured 510 us where these give 740 us,
 // and BM_RankLayer's DeepSeek-V2-Lite 4 x 4 at 1 MB 28.9-30.8 us where they give 40.1 us: with
 // fewer nodes a token's node choice has fewer candidates and costs less than at EP128. The model
-// overstates Zepp's planning there; it understates it nowhere measured.
+// overstates Zepp's planning there. At 16 MB it is about right: on DeepSeek-V2-Lite 4 x 4
+// (`zepp simulate ... --iterations 3 --size-mb 16`, 3 Dec 09:24 UTC, load 1.3) the slowest of
+// 16 ranks in the worst of 3 iterations measured 569-738 us in four runs (a maximum of 48 noisy
+// samples) where the model charges the slowest rank 561 us.
 // Before (2 Dec 2026, the rule before the spread): 1.07 ns per cell, 7.26 ns per pair, 27.0 ns
 // per entry, no visit or rule-pair term.
 constexpr double kPerCellS = 62.4e-6 / (128.0 * 384);
