@@ -23,6 +23,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -82,7 +83,7 @@ its receiver's ingress) that updates only what a completion changes, or fewer fl
 
 
 def run_once(zepp, args):
-    """(wall s, CPU s, peak RSS MB, exit code, latency_us or None) of one `zepp simulate` run."""
+    """(wall s, CPU s, peak RSS MB, exit code, latency_us or None, stderr) of one `zepp simulate` run."""
     start = time.monotonic()
     proc = subprocess.Popen([zepp, "simulate", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.stdout.read(), proc.stderr.read()
@@ -90,11 +91,12 @@ def run_once(zepp, args):
     wall = time.monotonic() - start
     code = os.waitstatus_to_exitcode(status)
     latency = None
+    err = err.decode(errors="replace")
     if code == 0:
         latency = json.loads(out)["strategies"][0]["latency_us"]
     else:
-        print(err.decode(errors="replace"), file=sys.stderr)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, code, latency
+        print(err, file=sys.stderr)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, code, latency, err
 
 
 def exponent(points):
@@ -135,7 +137,10 @@ def main():
     strategies = [s for s in a.strategies.split(",") if s]
 
     load_before = os.getloadavg()
-    rows = {}  # (strategy, nodes) -> (wall, cpu, rss, latency) or None (left out)
+    # (strategy, nodes) -> (wall, cpu, rss, latency), None (left out: over budget) or the reason the
+    # strategy cannot run there (its placement does not fit that cluster: a2av's contiguous
+    # placement needs the experts to be a multiple of the GPUs)
+    rows = {}
     for s in strategies:
         over = None
         for n in nodes:
@@ -146,7 +151,11 @@ def main():
                     str(a.gpus_per_node), "--size-mb", str(a.size_mb), "--strategies", s, "--optimum", "off",
                     "--format", "json"]
             print(f"{s} {n} nodes ...", file=sys.stderr, flush=True)
-            wall, cpu, rss, code, latency = run_once(a.zepp, args)
+            wall, cpu, rss, code, latency, err = run_once(a.zepp, args)
+            if code == 2 and "cannot place" in err:
+                reason = err.strip().split("strategies: ", 1)[-1]  # "<s> cannot place ... (change ...): why"
+                rows[(s, n)] = re.sub(r" \(change [^)]*\)", "", reason)
+                continue
             if code != 0:
                 sys.exit(f"zepp simulate {' '.join(args)} failed with exit code {code}")
             rows[(s, n)] = (wall, cpu, rss, latency)
@@ -157,7 +166,7 @@ def main():
 
     fits = {}
     for s in strategies:
-        done = [(n, rows[(s, n)]) for n in nodes if rows[(s, n)] is not None and n >= a.fit_from]
+        done = [(n, rows[(s, n)]) for n in nodes if isinstance(rows[(s, n)], tuple) and n >= a.fit_from]
         fits[s] = (exponent([(n, r[1]) for n, r in done]), exponent([(n, r[2]) for n, r in done]))
 
     cmd = (f"scripts/scaling.py build/zepp --nodes {a.nodes} --gpus-per-node {a.gpus_per_node} --size-mb {a.size_mb:g} "
@@ -172,6 +181,8 @@ def main():
             r = rows[(s, n)]
             if r is None:
                 out.append(f"| {s} | {n} | {n * a.gpus_per_node} | not run: a smaller run took > {a.budget:g} s CPU | | | |")
+            elif isinstance(r, str):
+                out.append(f"| {s} | {n} | {n * a.gpus_per_node} | not run: {r} | | | |")
             else:
                 out.append(f"| {s} | {n} | {n * a.gpus_per_node} | {r[0]:.1f} | {r[1]:.1f} | {r[2]:.0f} | {r[3]:.1f} |")
     out.append("")
@@ -196,7 +207,7 @@ def main():
             for s in strategies:
                 f.write(f"# {s}: nodes wall_s cpu_s peak_mb\n")
                 for n in nodes:
-                    if rows[(s, n)] is not None:
+                    if isinstance(rows[(s, n)], tuple):
                         w, c, m, _ = rows[(s, n)]
                         f.write(f"{n} {w:.3f} {c:.3f} {m:.1f}\n")
                 f.write("\n\n")
