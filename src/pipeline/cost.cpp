@@ -104,7 +104,7 @@ void check_budget(const CostEstimate& estimate, double budget_bytes, const std::
 }
 
 void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,
-                         const StrategyOptions& opt) {
+                         const StrategyOptions& opt, const std::string& flags) {
   find_strategy(name);  // throws for an unknown name
   const std::vector<double> uniform(model.num_experts, 1.0);
   try {
@@ -121,7 +121,7 @@ void check_strategy_fits(const std::string& name, const ModelShape& model, const
   } catch (const ArgumentError& e) {
     throw ArgumentError("strategies: " + name + " cannot place " + std::to_string(model.num_experts) + " experts on " +
                         std::to_string(topo.nodes) + " x " + std::to_string(topo.gpus_per_node) +
-                        " GPUs (change --nodes, --gpus-per-node, --experts, --extra-slots or --eplb-groups): " + e.what());
+                        " GPUs (change " + flags + "): " + e.what());
   }
 }
 

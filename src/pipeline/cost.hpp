@@ -54,8 +54,10 @@ void check_budget(const CostEstimate& estimate, double budget_bytes, const std::
 // Throws the ArgumentError the strategy's placement would throw on this model and cluster
 // (experts that do not divide over the GPUs for contiguous homes, EPLB groups that do not divide
 // the experts, more slots per GPU than experts), placing a uniform load: O(E + GPUs x slots),
-// before any workload exists. Unknown names throw as run_strategy does.
+// before any workload exists. Unknown names throw as run_strategy does. `flags`: the caller's
+// flags that change the placement, which the message suggests (a command has only some).
 void check_strategy_fits(const std::string& name, const ModelShape& model, const Topology& topo,
-                         const StrategyOptions& opt);
+                         const StrategyOptions& opt,
+                         const std::string& flags = "--nodes, --gpus-per-node, --experts, --extra-slots or --eplb-groups");
 
 }  // namespace zepp
