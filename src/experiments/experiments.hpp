@@ -55,10 +55,16 @@ struct SweepOptions {
   std::FILE* progress = stderr;  // "done/total, elapsed, estimate" lines; nullptr = quiet
 };
 
+// Throws ArgumentError naming the first configuration (workload, model, topology, nodes) on which
+// a strategy's placement cannot hold the model's experts (check_strategy_fits, suggesting the
+// sweep's flags): milliseconds, where the sweep found it only when that configuration ran.
+void check_sweep(const SweepSpec& spec, const StrategyOptions& opt);
+
 // Runs every configuration of `spec` not yet in the CSV (with resume) in up to `jobs` forked
 // workers, appending each finished configuration's rows at once. Returns the number of
 // configurations run. Throws ArgumentError naming the option (jobs < 1, no a2av, empty lists,
-// an unknown strategy, a CSV from another sweep or with another header under resume),
+// an unknown strategy, a configuration that cannot be placed (check_sweep), a CSV from another
+// sweep or with another header under resume),
 // InputError for a malformed CSV, and std::runtime_error naming the configuration when one
 // fails (after the other running workers have finished and been written).
 int run_sweep(const SweepSpec& spec, const SweepOptions& opt);

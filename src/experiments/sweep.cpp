@@ -25,6 +25,7 @@
 #include "core/topology_file.hpp"
 #include "experiments/experiments.hpp"
 #include "formats/results_csv.hpp"
+#include "pipeline/cost.hpp"
 #include "pipeline/variants.hpp"
 #include "trace/trace.hpp"
 #include "workload/workload.hpp"
@@ -132,9 +133,30 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
     require(std::find(names.begin(), names.end(), strategy_variant(s, unused)) != names.end(), "--strategies",
             "unknown strategy '" + s + "' (registered ones, or " + variants + ")");
   }
+  check_sweep(spec, opt.strategy);  // before the CSV is rewritten and the traces are read
 }
 
 }  // namespace
+
+void check_sweep(const SweepSpec& spec, const StrategyOptions& opt) {
+  // The size changes no placement: one check per (workload, topology, nodes).
+  for (const auto& ws : spec.workloads)
+    for (const auto& t : spec.topologies)
+      for (int n : spec.nodes) {
+        const ModelShape model = model_preset(ws.model);
+        const Topology topo = cluster_topology(t, n);
+        try {
+          for (const auto& name : spec.strategies) {
+            StrategyOptions so = opt;
+            const std::string base = strategy_variant(name, so);
+            check_strategy_fits(base, model, topo, so, "--nodes, --topologies, --extra-slots, --strategies or --workloads");
+          }
+        } catch (const ArgumentError& e) {
+          throw ArgumentError(fmt::format("{}: configuration {} {} N={} (model {}): {}", spec.experiment, ws.name, t, n,
+                                          ws.model, e.what()));
+        }
+      }
+}
 
 int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   validate(spec, opt);

@@ -258,6 +258,42 @@ TEST(Hardening, DriftExperimentFlagsAreCheckedFirstNamingTheFlag) {
                   "extra_slots: 200 gives 208 slots per GPU, more than the 128 experts"});
 }
 
+// Each flag a refusal's "(change ...)" suggests is one `subcommand --help` lists.
+void expect_suggests_own_flags(const std::string& subcommand, const std::string& args) {
+  const std::string err = run_zepp(subcommand + args).err, help = run_zepp(subcommand + " --help").out;
+  const size_t from = err.find("(change "), to = err.find(')', from);
+  ASSERT_NE(from, std::string::npos) << err;
+  const std::string list = err.substr(from, to - from);
+  for (size_t at = list.find("--"); at != std::string::npos; at = list.find("--", at + 2)) {
+    const std::string flag = list.substr(at, list.find_first_of(" ,", at) - at);
+    EXPECT_NE(help.find("  " + flag + " "), std::string::npos) << subcommand << " has no " << flag << ": " << err;
+  }
+}
+
+// A sweep configuration no placement fits failed when its turn came, after the CSV was rewritten
+// and the earlier configurations had run (fig9 --nodes 4,3 ran N=4 first; fig10 --nodes 2,5 too),
+// suggesting nothing. Refused first, naming the configuration and only flags the subcommand has.
+TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
+  const std::string args = " --traces /nonexistent --plots " + ::testing::TempDir();
+  const std::string sweep = "(change --nodes, --topologies, --extra-slots, --strategies or --workloads): ";
+  expect_refused("experiment fig9 --nodes 4,3" + args,
+                 {"zepp: invalid argument: fig9: configuration deepseek-v2-lite a100 N=3 (model deepseek-v2-lite): "
+                  "strategies: a2av cannot place 64 experts on 3 x 4 GPUs " + sweep +
+                  "num_experts: 64 is not a positive multiple of the 12 GPUs"});
+  expect_refused("experiment fig9 --workloads kimi-k2,llama4-maverick --extra-slots 200" + args,
+                 {"zepp: invalid argument: fig9: configuration llama4-maverick a100 N=4 (model llama4-maverick): "
+                  "strategies: epic cannot place 128 experts on 4 x 4 GPUs " + sweep +
+                  "extra_slots: 200 gives 208 slots per GPU, more than the 128 experts"});
+  expect_refused("experiment fig10 --nodes 2,5" + args,
+                 {"zepp: invalid argument: fig10: configuration kimi-k2 a100 N=5 (model kimi-k2): strategies: a2av "
+                  "cannot place 384 experts on 5 x 4 GPUs " + sweep + "num_experts: 384 is not a positive multiple of the 20 GPUs"});
+  expect_refused("experiment fig10 --extra-slots 400" + args,
+                 {"zepp: invalid argument: fig10: configuration kimi-k2 a100 N=2 (model kimi-k2): strategies: zepp "
+                  "cannot place 384 experts on 2 x 4 GPUs " + sweep + "extra_slots: 400 gives 448 slots per GPU"});
+  expect_suggests_own_flags("experiment fig9", " --nodes 3" + args);
+  expect_suggests_own_flags("experiment fig10", " --nodes 5" + args);
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {

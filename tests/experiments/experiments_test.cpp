@@ -197,6 +197,38 @@ TEST(Sweep, AFailingConfigurationIsReportedByName) {
   }
 }
 
+// A configuration no placement fits failed only when its turn came, after the CSV was rewritten
+// and earlier configurations had run: refused first, naming it and the sweep's flags.
+TEST(Sweep, ConfigurationsThatCannotBePlacedAreRefusedBeforeAnyWork) {
+  SweepOptions opt;
+  opt.csv_path = scratch("unplaceable.csv").string();
+  opt.progress = nullptr;
+  SweepSpec spec = tiny_spec();
+  spec.nodes = {2, 5};  // N=2 runs; 20 GPUs do not divide 384 experts (contiguous placement)
+  const std::string flags = " (change --nodes, --topologies, --extra-slots, --strategies or --workloads): ";
+  try {
+    run_sweep(spec, opt);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()), "fig10: configuration k2 a100 N=5 (model kimi-k2): strategies: a2av cannot place "
+                                     "384 experts on 5 x 4 GPUs" + flags + "num_experts: 384 is not a positive multiple of the 20 GPUs");
+  }
+  EXPECT_FALSE(fs::exists(opt.csv_path));
+  spec = tiny_spec();
+  opt.strategy.extra_slots = 400;
+  try {
+    run_sweep(spec, opt);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()), "fig10: configuration k2 a100 N=2 (model kimi-k2): strategies: zepp cannot place "
+                                     "384 experts on 2 x 4 GPUs" + flags + "extra_slots: 400 gives 448 slots per GPU, "
+                                     "more than the 384 experts (an expert holds at most one replica per GPU)");
+  }
+  // The figures' own configurations all fit (every strategy and variant, every node count).
+  EXPECT_NO_THROW(check_sweep(fig9_spec(), StrategyOptions{}));
+  EXPECT_NO_THROW(check_sweep(fig10_spec(), StrategyOptions{}));
+}
+
 TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   const fs::path p = scratch("malformed.csv");
   auto expect_error = [&](const std::string& content, const std::string& where) {
