@@ -132,6 +132,7 @@ void run_fig11_cmd(const Fig11Flags& f) {
   experiments::Fig11Spec spec = experiments::fig11_spec();
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
+  require_in_range(f.opt.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU, as fig9's
   const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
   check_output_dir(f.plots, "--plots");  // first: the default CSV is in it
   check_output_file(csv, "--csv");

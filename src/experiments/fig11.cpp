@@ -20,6 +20,7 @@
 #include "model/compose.hpp"
 #include "model/moe_layers.hpp"
 #include "model/shape.hpp"
+#include "pipeline/cost.hpp"
 #include "trace/csv_rows.hpp"
 #include "trace/trace.hpp"
 
@@ -95,6 +96,14 @@ std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces
   const model::DenseShape dense = model::dense_shape(spec.model);
   Topology topo = topology_preset(spec.topology, spec.nodes);
   topo.compute.hbm_bw = spec.hbm_bw;
+  // Before the trace is read: --extra-slots beyond the experts failed at the first zepp layer.
+  for (const auto& s : spec.systems) {
+    try {
+      check_strategy_fits(s, model, topo, opt, "--extra-slots");
+    } catch (const ArgumentError& e) {
+      throw ArgumentError(fmt::format("fig11: configuration {} N={} (model {}): {}", spec.topology, spec.nodes, spec.model, e.what()));
+    }
+  }
   const Trace trace = read_trace(traces_dir + "/" + spec.trace);
   check_trace_matches_model(trace, model);
   StrategyOptions o = opt;

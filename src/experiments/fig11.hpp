@@ -43,7 +43,8 @@ struct Fig11Row {
 
 // Runs every size (one MoE simulation per (size, layer, system), shared by prefill and decode)
 // and writes the CSV (rewritten) as each size finishes. Progress lines go to `progress`.
-// Throws ArgumentError naming the option, and what the stages throw.
+// Throws ArgumentError naming the option (a system's placement that cannot hold the experts
+// before any work, check_strategy_fits), and what the stages throw.
 std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces_dir, const std::string& csv_path,
                                 const StrategyOptions& opt, std::FILE* progress);
 

@@ -272,7 +272,9 @@ void expect_suggests_own_flags(const std::string& subcommand, const std::string&
 
 // A sweep configuration no placement fits failed when its turn came, after the CSV was rewritten
 // and the earlier configurations had run (fig9 --nodes 4,3 ran N=4 first; fig10 --nodes 2,5 too),
-// suggesting nothing. Refused first, naming the configuration and only flags the subcommand has.
+// suggesting nothing; fig11 took --extra-slots -1 and failed at its first zepp layer
+// ("extra_slots: ..."), or said "spec: the weights do not fit". All refused first, naming the
+// configuration and only flags the subcommand has.
 TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   const std::string args = " --traces /nonexistent --plots " + ::testing::TempDir();
   const std::string sweep = "(change --nodes, --topologies, --extra-slots, --strategies or --workloads): ";
@@ -290,8 +292,16 @@ TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   expect_refused("experiment fig10 --extra-slots 400" + args,
                  {"zepp: invalid argument: fig10: configuration kimi-k2 a100 N=2 (model kimi-k2): strategies: zepp "
                   "cannot place 384 experts on 2 x 4 GPUs " + sweep + "extra_slots: 400 gives 448 slots per GPU"});
+  expect_refused("experiment fig11 --extra-slots -1" + args,
+                 {"zepp: invalid argument: --extra-slots: expected a number in [0, 65536], got -1"});
+  expect_refused("experiment fig11 --extra-slots 70000" + args,
+                 {"zepp: invalid argument: --extra-slots: expected a number in [0, 65536], got 70000"});
+  expect_refused("experiment fig11 --extra-slots 121" + args,
+                 {"zepp: invalid argument: fig11: configuration a100 N=4 (model qwen3-30b-a3b): strategies: zepp "
+                  "cannot place 128 experts on 4 x 4 GPUs (change --extra-slots): extra_slots: 121 gives 129 slots per GPU"});
   expect_suggests_own_flags("experiment fig9", " --nodes 3" + args);
   expect_suggests_own_flags("experiment fig10", " --nodes 5" + args);
+  expect_suggests_own_flags("experiment fig11", " --extra-slots 121" + args);
 }
 
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.

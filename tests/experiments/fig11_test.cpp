@@ -83,5 +83,22 @@ TEST(Fig11, TinyRunOnTheRealQwenLoads) {
   EXPECT_EQ(read_fig11(csv.string()).size(), 6u);
 }
 
+// More slots per GPU than experts failed at the first zepp layer, after the trace was read: now
+// refused first (no trace here), naming the configuration and the one flag that changes it.
+TEST(Fig11, ExtraSlotsBeyondTheExpertsAreRefusedBeforeTheTraceIsRead) {
+  StrategyOptions opt;
+  opt.extra_slots = 121;  // 128 experts / 16 GPUs + 121 = 129 slots per GPU
+  try {
+    run_fig11(fig11_spec(), "/nonexistent", temp("fig11-refused.csv").string(), opt, nullptr);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "fig11: configuration a100 N=4 (model qwen3-30b-a3b): strategies: zepp cannot place 128 experts on 4 x 4 "
+              "GPUs (change --extra-slots): extra_slots: 121 gives 129 slots per GPU, more than the 128 experts (an "
+              "expert holds at most one replica per GPU)");
+  }
+  EXPECT_FALSE(fs::exists(temp("fig11-refused.csv")));
+}
+
 }  // namespace
 }  // namespace zepp::experiments
