@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -155,6 +156,18 @@ void check_flags(const RunFlags& f) {
             "only acts with zepp+swaps in --strategy; leave it out or add that");
   }
   require(std::isfinite(f.tolerance), "--tolerance", "expected a finite positive number");
+  // The file is read only after every rank has resolved the workload, where a directory read as
+  // an empty YAML file and a missing file as "cannot open the topology file", once per rank.
+  if (!f.predict.empty()) {
+    std::error_code ec;
+    const auto type = std::filesystem::status(f.predict, ec).type();
+    require(type == std::filesystem::file_type::regular, "--predict",
+            "'" + f.predict + "' " +
+                (type == std::filesystem::file_type::directory   ? "is a directory"
+                 : type == std::filesystem::file_type::not_found ? "does not exist"
+                                                                 : "is not a regular file") +
+                "; expected a calibrated topology file (written by zepp calibrate)");
+  }
   // The size check before MPI starts (prepare repeats it with the rank count): the flags' model
   // on the nodes given, or one node.
   {

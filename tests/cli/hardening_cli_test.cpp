@@ -304,6 +304,17 @@ TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   expect_suggests_own_flags("experiment fig11", " --extra-slots 121" + args);
 }
 
+// --predict was read after every rank had resolved the workload: a directory as an empty YAML
+// file ("DIR:1: expected a mapping ..., got an empty file"), a missing file as "cannot open the
+// topology file", each from every rank and then MPI_Abort. Refused first, naming the flag.
+TEST(Hardening, RunPredictThatIsNoFileIsRefusedNamingTheFlag) {
+  const std::string dir = ::testing::TempDir(), expected = "; expected a calibrated topology file (written by zepp calibrate)";
+  expect_refused("run --predict " + dir, {"zepp: invalid argument: --predict: '" + dir + "' is a directory" + expected});
+  expect_refused("run --predict /nonexistent.yaml",
+                 {"zepp: invalid argument: --predict: '/nonexistent.yaml' does not exist" + expected});
+  expect_refused("run --predict /dev/null", {"zepp: invalid argument: --predict: '/dev/null' is not a regular file" + expected});
+}
+
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
 // 3 GiB (a sparse file: no disk used) under a 2.4 GiB address-space limit.
 TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
