@@ -92,7 +92,8 @@ void run(DriftFlags f, const std::string& name) {
   // (--extra-slots above the experts failed at the placement, after the traces were read).
   for (const DriftCase& c : cases) {
     try {
-      for (const auto& s : f.opt.systems) check_strategy_fits(s, model_preset(c.model), topo, f.opt.strategy);
+      for (const auto& s : f.opt.systems)
+        check_strategy_fits(s, model_preset(c.model), topo, f.opt.strategy, "--nodes, --topology, --extra-slots or --systems");
     } catch (const ArgumentError& e) {
       throw ArgumentError(c.workload + " (" + c.model + "): " + e.what());
     }

@@ -246,8 +246,8 @@ TEST(Hardening, DriftExperimentFlagsAreCheckedFirstNamingTheFlag) {
   const std::string no_traces = " --traces /nonexistent";
   const std::string deepseek =
       "zepp: invalid argument: deepseek (deepseek-v2-lite): strategies: zepp cannot place 64 experts on 4 x 4 GPUs "
-      "(change --nodes, --gpus-per-node, --experts, --extra-slots or --eplb-groups): extra_slots: 63 gives 67 slots per "
-      "GPU, more than the 64 experts";
+      "(change --nodes, --topology, --extra-slots or --systems): extra_slots: 63 gives 67 slots per GPU, more than the "
+      "64 experts";
   expect_refused("simulate --executor estimate --model deepseek-v2-lite --topology a100 --nodes 4 --extra-slots 63",
                  {"zepp: invalid argument: strategies: zepp cannot place 64 experts on 4 x 4 GPUs (change --nodes, "
                   "--gpus-per-node, --experts, --extra-slots or --eplb-groups): extra_slots: 63 gives 67 slots per GPU"});
@@ -274,7 +274,7 @@ void expect_suggests_own_flags(const std::string& subcommand, const std::string&
 // and the earlier configurations had run (fig9 --nodes 4,3 ran N=4 first; fig10 --nodes 2,5 too),
 // suggesting nothing; fig11 took --extra-slots -1 and failed at its first zepp layer
 // ("extra_slots: ..."), or said "spec: the weights do not fit". All refused first, naming the
-// configuration and only flags the subcommand has.
+// configuration and only flags the subcommand has (fig12 and replay too).
 TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   const std::string args = " --traces /nonexistent --plots " + ::testing::TempDir();
   const std::string sweep = "(change --nodes, --topologies, --extra-slots, --strategies or --workloads): ";
@@ -302,6 +302,9 @@ TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   expect_suggests_own_flags("experiment fig9", " --nodes 3" + args);
   expect_suggests_own_flags("experiment fig10", " --nodes 5" + args);
   expect_suggests_own_flags("experiment fig11", " --extra-slots 121" + args);
+  const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
+  expect_suggests_own_flags("experiment fig12", " --extra-slots 63" + drift);
+  expect_suggests_own_flags("experiment replay", " --extra-slots 63" + drift);
 }
 
 // --predict was read after every rank had resolved the workload: a directory as an empty YAML
