@@ -64,6 +64,17 @@ in 120 s) takes fewer flows in flight or a solver that touches only the flows a 
 changes: SimGrid 3.32's selective update re-solves the whole connected component of the finished
 flow's links, which all-to-all traffic makes the whole system.
 
+Zepp's own plan has grown since 1 Dec (when its 32-node run took 6.8 s CPU): its combine leaves
+in completion waves (up to 16 per node pair, commit 12b189e) and its dispatch in chunks (commit
+12638cd), each its own transfer. Kimi-K2 8 x 4 at 4 MiB (`--timeline`, 6 Dec, commit 7434852):
+2,987 combine RDMA puts, 9,213 NVLink combine transfers and 2,987 pre-reductions against 224,
+807 and 224 for `zepp/no-waves`, with up to 817 transfers in flight against 344. At 16 x 4 the
+simulation takes 6.8 s CPU for `zepp`, 1.0 s for `zepp/no-waves`, 3.1 s for
+`zepp/no-dispatch-chunks` and 0.4 s for both off. Each wave is a separate flow because that is
+how the plan sends it; merging a (NIC, peer) pair's waves into one flow, or queueing them as one
+RDMA queue pair would, changes what is simulated for every strategy with more than one transfer
+per pair, so it waits for a decision on the link model, not for the simulator.
+
 Profiled (issue 21 item 3; perf, 1 Dec 2026 19:47 UTC, load 5-8 on 2 cores): `zepp simulate
 --model kimi-k2 --nodes 32 --gpus-per-node 4 --size-mb 64` took 124.7 s CPU (116.4 user + 8.3
 system; 181 s wall; 1.09 GB peak). Samples: the a2av, eplb and zepp simulations 32%, 39% and 18%,

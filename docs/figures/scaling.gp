@@ -11,7 +11,7 @@ set ytics nomirror
 set y2tics
 set key left top
 set grid
-plot 'docs/figures/scaling.dat' index 0 using 1:3 with linespoints lw 2 pt 7 title 'a2av CPU (~nodes^{3.73})', \
+plot 'docs/figures/scaling.dat' index 0 using 1:3 with linespoints lw 2 pt 7 title 'a2av CPU (~nodes^{3.27})', \
      'docs/figures/scaling.dat' index 0 using 1:4 axes x1y2 with linespoints lw 1 dt 2 pt 5 title 'a2av peak MB', \
-     'docs/figures/scaling.dat' index 1 using 1:3 with linespoints lw 2 pt 7 title 'zepp CPU (~nodes^{3.10})', \
+     'docs/figures/scaling.dat' index 1 using 1:3 with linespoints lw 2 pt 7 title 'zepp CPU (~nodes^{4.12})', \
      'docs/figures/scaling.dat' index 1 using 1:4 axes x1y2 with linespoints lw 1 dt 2 pt 5 title 'zepp peak MB'
