@@ -21,6 +21,7 @@
 
 #include "core/roofline.hpp"
 #include "exec/sim_detail.hpp"
+#include "exec/sim_progress.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -124,7 +125,8 @@ class Scheduler {
  public:
   Scheduler(const CommPlan& plan, const Topology& topo, const std::vector<GemmCurve>* measured, Platform platform)
       : plan_(plan), topo_(topo), measured_(measured), hosts_(std::move(platform.hosts)),
-        multicast_(std::move(platform.multicast)), n_(topo.num_gpus()) {
+        multicast_(std::move(platform.multicast)), n_(topo.num_gpus()),
+        progress_(SimProgress::for_stderr(int64_t(plan.tasks.size()))) {
     const size_t T = plan.tasks.size();
     times_.start.assign(T, -1);
     times_.end.assign(T, -1);
@@ -164,6 +166,7 @@ class Scheduler {
     start_touched();
   }
   TaskTimes times() const { return times_; }
+  void end_progress() { progress_.finish(); }
 
  private:
   // Resource index: compute stream g, NIC egress n + g, NVLink a -> b: 2n + a * n + b.
@@ -243,6 +246,7 @@ class Scheduler {
   }
 
   void complete(int32_t id) {
+    progress_.task_done(sg4::Engine::get_clock());
     for (size_t k = succ_begin_[id]; k < succ_begin_[size_t(id) + 1]; ++k)
       if (const int32_t s = successors_[k]; --waiting_[s] == 0) make_ready(s);
   }
@@ -265,6 +269,7 @@ class Scheduler {
   std::vector<std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>>> queues_;
   std::vector<bool> busy_;
   std::vector<size_t> touched_;  // resources with newly queued tasks
+  SimProgress progress_;         // a line on stderr when it is a terminal and the run is long
 };
 
 }  // namespace
@@ -283,6 +288,7 @@ TaskTimes run_engine(const CommPlan& plan, const Topology& topo, const std::vect
   Scheduler scheduler(plan, topo, measured, build_platform(topo, plan));
   scheduler.start_roots();
   engine.run();
+  scheduler.end_progress();
   TaskTimes times = scheduler.times();
   for (size_t i = 0; i < times.end.size(); ++i)
     if (times.end[i] < 0) throw std::runtime_error("sim: task " + std::to_string(i) + " never ran (dependency cycle?)");
