@@ -53,7 +53,7 @@ void add_common(CLI::App* cmd, DriftFlags& f) {
   cmd->add_option("--extra-slots", f.opt.strategy.extra_slots, "R: extra slots per GPU")->capture_default_str();
   cmd->add_option("--balance-slack", f.opt.strategy.balance_slack, "C of equation (1) and of the swap trigger")
       ->capture_default_str();
-  cmd->add_option("--link-sharing", f.link_sharing, "Links: fair (max-min, concurrent flows) or serial (one transfer at a time)")
+  cmd->add_option("--link-sharing", f.link_sharing, "Links: fair (max-min, concurrent flows), serial (one transfer at a time) or pair (one in flight per GPU pair)")
       ->capture_default_str();
 }
 

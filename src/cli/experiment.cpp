@@ -101,7 +101,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--extra-slots", f->opt.strategy.extra_slots, "R: extra expert slots per GPU (paper §6.1: 2)")->capture_default_str();
   cmd->add_option("--balance-slack", f->opt.strategy.balance_slack, "C of equation (1)")->capture_default_str();
   cmd->add_option("--nic-slack", f->opt.strategy.nic_slack, "C_NIC of equation (2)")->capture_default_str();
-  cmd->add_option("--link-sharing", f->link_sharing, "Links: fair (max-min, concurrent flows) or serial (one transfer at a time)")
+  cmd->add_option("--link-sharing", f->link_sharing, "Links: fair (max-min, concurrent flows), serial (one transfer at a time) or pair (one in flight per GPU pair)")
       ->capture_default_str();
   cmd->add_option("--planning", f->planning,
                   "Per-batch metadata exchange and planning: model (charged in latency_us) or free (left out)")

@@ -41,7 +41,7 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--hbm-tbps", hbm_tbps, "Override GPU HBM TB/s");
   cmd->add_option("--kernel-launch-us", kernel_launch_us, "Override per-GEMM launch cost (us)");
   cmd->add_option("--link-sharing", link_sharing,
-                  "sim executor: fair (concurrent flows share links max-min) or serial (one transfer at a time per NIC/NVLink, the pre-issue-10 model)")
+                  "sim executor: fair (concurrent flows share links max-min), serial (one transfer at a time per NIC/NVLink, the pre-issue-10 model) or pair (one transfer in flight per sender-receiver GPU pair, others queued; pairs share links max-min; faster on large clusters, docs/scaling.md)")
       ->capture_default_str();
   cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)")->check(non_negative);
   cmd->add_option("--size-mb", workload.size_mb, "BF16 input activations per GPU, MiB, before top-k (paper §6.1)")->capture_default_str();

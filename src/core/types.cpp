@@ -4,12 +4,15 @@
 
 namespace zepp {
 
-const char* to_string(LinkSharing s) { return s == LinkSharing::Serial ? "serial" : "fair"; }
+const char* to_string(LinkSharing s) {
+  return s == LinkSharing::Serial ? "serial" : s == LinkSharing::Pair ? "pair" : "fair";
+}
 
 LinkSharing parse_link_sharing(const std::string& name, const std::string& what) {
   if (name == "fair") return LinkSharing::Fair;
   if (name == "serial") return LinkSharing::Serial;
-  throw ArgumentError(what + ": expected fair or serial, got '" + name + "'");
+  if (name == "pair") return LinkSharing::Pair;
+  throw ArgumentError(what + ": expected fair, serial or pair, got '" + name + "'");
 }
 
 std::vector<int64_t> RoutingBatch::demand() const {

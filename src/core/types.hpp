@@ -12,9 +12,13 @@ enum class LinkSharing : uint8_t {
   Fair,    // concurrent flows share each link max-min fairly (SimGrid CM02; DESIGN.md §4)
   Serial,  // each NIC egress and each NVLink pair runs one transfer at a time, in priority
            // order (the executor's behaviour before issue 10; kept for comparison)
+  Pair,    // as Fair, but each (sender, receiver) GPU pair has one transfer in flight, the
+           // rest queued in priority order, as the messages of one RDMA queue pair (or one
+           // NVLink peer connection) are processed in order; different pairs share links
+           // max-min. Fewer flows in flight, so large clusters simulate faster (docs/scaling.md)
 };
 const char* to_string(LinkSharing s);
-// "fair" or "serial"; ArgumentError naming `what` otherwise.
+// "fair", "serial" or "pair"; ArgumentError naming `what` otherwise.
 LinkSharing parse_link_sharing(const std::string& name, const std::string& what);
 
 // How one GPU computes an expert's FFN (core/roofline.hpp): the roofline of its dense BF16

@@ -13,7 +13,9 @@
 // Fair (the default), start as soon as they are ready and run concurrently, each paying its
 // link's per-message latency once and sharing bandwidth max-min with the flows on the same
 // links; with Serial each NIC egress and each NVLink pair is a resource like a compute stream
-// (one transfer at a time, lowest priority first: the model before issue 10). Durations: Compute = expert_compute_time(pairs, model, topo)
+// (one transfer at a time, lowest priority first: the model before issue 10); with Pair each
+// (sender, receiver) GPU pair is such a resource and different pairs share links max-min (one
+// message in flight per queue pair). Durations: Compute = expert_compute_time(pairs, model, topo)
 // (core/roofline.hpp); PreReduce/FinalReduce = bytes / hbm_bw; transfers as simulated; Barrier
 // = 0.
 //

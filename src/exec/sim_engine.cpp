@@ -9,7 +9,11 @@
 // computes max-min fairly (LinkSharing::Fair, the default). Any order among transfers that a
 // strategy wants (Algorithm 1's rounds) is a dependency in its plan, not a property of the
 // link. LinkSharing::Serial keeps the executor's earlier model, one transfer at a time per NIC
-// egress and per NVLink pair in priority order, for comparison.
+// egress and per NVLink pair in priority order, for comparison. LinkSharing::Pair sits between:
+// one transfer in flight per (sender, receiver) GPU pair, in priority order, as an RDMA queue
+// pair processes its messages in order; pairs share links max-min. Plans that send many
+// messages per pair (Zepp's completion waves and dispatch chunks) then keep far fewer flows in
+// the max-min system, whose re-solve at every completion dominates large simulations.
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -169,12 +173,15 @@ class Scheduler {
   void end_progress() { progress_.finish(); }
 
  private:
-  // Resource index: compute stream g, NIC egress n + g, NVLink a -> b: 2n + a * n + b.
-  // kNone: a transfer under fair sharing, which starts as soon as its dependencies are done.
+  // Resource index: compute stream g, NIC egress n + g, GPU pair a -> b: 2n + a * n + b (an
+  // NVLink pair under Serial, any transfer of the pair under Pair: a pair is either on one
+  // node or on two, so its transfers use one link kind). kNone: a transfer under fair sharing,
+  // which starts as soon as its dependencies are done.
   static constexpr size_t kNone = size_t(-1);
   size_t resource(const Task& t) const {
     if (t.kind != TaskKind::Transfer) return size_t(t.gpu);
     if (topo_.link_sharing == LinkSharing::Fair) return kNone;
+    if (topo_.link_sharing == LinkSharing::Pair) return size_t(2 * n_) + size_t(t.gpu) * n_ + t.dst_gpu;
     if (t.link == Link::NIC) return size_t(n_ + t.gpu);
     return size_t(2 * n_) + size_t(t.gpu) * n_ + t.dst_gpu;
   }

@@ -166,6 +166,31 @@ TEST(Sim, SerialLinkSharingSendsOnePutAtATime) {
   EXPECT_NEAR(r.gpus[1].finish_s, 31.5, 1e-9);
 }
 
+TEST(Sim, PairLinkSharingQueuesAPairsPutsAndSharesTheLinkBetweenPairs) {
+  // GPU 0 puts 100 bytes twice to GPU 1 (priorities 1 and 2) and once to GPU 2. Fair: three
+  // flows share the 10 B/s egress, all end at 30 s. Pair: GPU 1's second put waits for its
+  // first; the first and GPU 2's share the egress (5 B/s each) and end at 20 s, then the second
+  // has it alone: 20 + 10 = 30 s.
+  for (const LinkSharing mode : {LinkSharing::Fair, LinkSharing::Pair}) {
+    HandPlan h(3, 1);
+    h.topo.link_sharing = mode;
+    h.transfer(0, 1, 100, {}, 2);
+    h.transfer(0, 1, 100, {}, 1);
+    h.transfer(0, 2, 100, {}, 3);
+    const LayerResult r = h.run();
+    const bool pair = mode == LinkSharing::Pair;
+    SCOPED_TRACE(to_string(mode));
+    EXPECT_NEAR(r.gpus[2].finish_s, pair ? 20.0 : 30.0, 1e-9);
+    EXPECT_NEAR(r.gpus[1].finish_s, 30.0, 1e-9);
+    double second_start = 0;  // of GPU 0's puts to GPU 1, the later start
+    for (const TimelineEvent& e : r.timeline)
+      if (e.gpu == 0 && e.track == "nic-out" && e.peer == 1) second_start = std::max(second_start, e.start_s);
+    EXPECT_NEAR(second_start, pair ? 20.0 : 0.0, 1e-9);
+  }
+  EXPECT_EQ(parse_link_sharing("pair", "--link-sharing"), LinkSharing::Pair);
+  EXPECT_STREQ(to_string(LinkSharing::Pair), "pair");
+}
+
 TEST(Sim, RelayThenPut) {
   // Split's path: 50 bytes relayed over NVLink 0 -> 1 (0.25 + 50 / 100 = 0.75 s), then GPU 1's
   // NIC puts them to node 1 (0.5 + 50 / 10 = 5.5 s): 6.25 s. Meanwhile GPU 0's own put of 50
