@@ -73,7 +73,12 @@ simulation takes 6.8 s CPU for `zepp`, 1.0 s for `zepp/no-waves`, 3.1 s for
 `zepp/no-dispatch-chunks` and 0.4 s for both off. Each wave is a separate flow because that is
 how the plan sends it; merging a (NIC, peer) pair's waves into one flow, or queueing them as one
 RDMA queue pair would, changes what is simulated for every strategy with more than one transfer
-per pair, so it waits for a decision on the link model, not for the simulator.
+per pair, so it waits for a decision on the link model, not for the simulator. The queue-pair
+model is there to try: `--link-sharing pair` (commit 98e2259) keeps one transfer in flight per
+(sender, receiver) GPU pair. Kimi-K2 4 MiB, zepp: 16 x 4 7.8 -> 2.6 s CPU (latency 1766.5 ->
+1769.9 us), 32 x 4 192.6 -> 20.5 s CPU (2328.7 -> 2309.8 us); a2av unchanged. At 16 x 4, 16 MiB
+it moved fast -0.2%, comet -5.8%, epic +0.15%, zepp +0.09%. 128 dgx-h100 nodes (1,024 GPUs) at
+1 MiB, zepp alone, did not finish in 15 min (fair) nor in 25 min (pair) on this machine.
 
 Profiled (issue 21 item 3; perf, 1 Dec 2026 19:47 UTC, load 5-8 on 2 cores): `zepp simulate
 --model kimi-k2 --nodes 32 --gpus-per-node 4 --size-mb 64` took 124.7 s CPU (116.4 user + 8.3
