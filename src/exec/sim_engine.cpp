@@ -181,8 +181,7 @@ class Scheduler {
   size_t resource(const Task& t) const {
     if (t.kind != TaskKind::Transfer) return size_t(t.gpu);
     if (topo_.link_sharing == LinkSharing::Fair) return kNone;
-    if (topo_.link_sharing == LinkSharing::Pair) return size_t(2 * n_) + size_t(t.gpu) * n_ + t.dst_gpu;
-    if (t.link == Link::NIC) return size_t(n_ + t.gpu);
+    if (t.link == Link::NIC && topo_.link_sharing == LinkSharing::Serial) return size_t(n_ + t.gpu);
     return size_t(2 * n_) + size_t(t.gpu) * n_ + t.dst_gpu;
   }
 
