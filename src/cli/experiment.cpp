@@ -118,7 +118,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
 }
 
 struct ReportFlags {
-  std::string fig9, fig10, fig11, fig9_serial, fig9_free, out = "docs/reproduction.md", figures_dir;
+  std::string fig9, fig10, fig11, fig9_serial, fig9_pair, fig9_free, out = "docs/reproduction.md", figures_dir;
   bool allow_mixed_commits = false;
 };
 
@@ -172,6 +172,7 @@ void run_report(const ReportFlags& f) {
   const auto fig9 = results(f.fig9);
   const auto fig10 = results(f.fig10);
   const auto serial = results(f.fig9_serial);
+  const auto pair = results(f.fig9_pair);
   const auto fig9_free = results(f.fig9_free);
   std::vector<experiments::Fig11Row> fig11;
   if (!fig11_csv.empty()) {
@@ -179,7 +180,7 @@ void run_report(const ReportFlags& f) {
     fig11 = experiments::read_fig11(fig11_csv, &p);
     made_by.emplace_back(fig11_csv, p);
   }
-  if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial/--fig9-free");
+  if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial/--fig9-pair/--fig9-free");
   {  // every figure's files before the first is drawn
     std::vector<std::string> workloads;
     for (const auto& r : fig9)
@@ -198,7 +199,7 @@ void run_report(const ReportFlags& f) {
   };
   if (!fig9.empty()) keep(experiments::plot_fig9(fig9, figs.string()));
   if (!fig10.empty()) keep(experiments::plot_fig10(fig10, figs.string()));
-  std::string md = experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial, provenance, fig9_free);
+  std::string md = experiments::reproduction_markdown(fig9, fig10, f.fig9, f.fig10, links, serial, provenance, fig9_free, pair);
   if (!fig11.empty())
     md += experiments::fig11_markdown(fig11, fig11_csv,
                                       std::filesystem::relative(experiments::plot_fig11(fig11, figs.string()), dir).string());
@@ -237,6 +238,8 @@ void add_experiment(CLI::App& app) {
   rep->add_option("--fig11", f->fig11, "Figure 11 results CSV (zepp experiment fig11; default: fig11.csv beside --fig9 when it exists); its section follows");
   rep->add_option("--fig9-serial", f->fig9_serial,
                   "Figure 9 results CSV run with --link-sharing serial (adds the link-sharing sensitivity section)");
+  rep->add_option("--fig9-pair", f->fig9_pair,
+                  "Figure 9 results CSV run with --link-sharing pair (adds it to the link-sharing sensitivity section)");
   rep->add_option("--fig9-free", f->fig9_free,
                   "Figure 9 results CSV run with --planning free (adds the planning charged / left out section)");
   rep->add_option("--out", f->out, "Markdown file to write")->capture_default_str();

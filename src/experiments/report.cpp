@@ -178,41 +178,72 @@ std::string variant_section(const std::vector<ResultRow>& rows, const std::strin
   return md;
 }
 
-// How much the link model moves the results: the Figure 9 configurations run under both.
-std::string link_sharing_section(const std::vector<ResultRow>& fair, const std::vector<ResultRow>& serial) {
+// How much the link model moves the results: the Figure 9 configurations run under fair sharing
+// and under each other model given (`others`: (model name, its rows), serial and/or pair).
+std::string link_sharing_section(const std::vector<ResultRow>& fair,
+                                 const std::vector<std::pair<std::string, std::vector<ResultRow>>>& others) {
   std::string md = "\n## Link-sharing sensitivity\n\n";
-  md += "The same Figure 9 configurations simulated with `--link-sharing serial`: every NIC egress and every NVLink "
-        "pair carries one transfer at a time in priority order (the executor's model before issue 10), instead of "
-        "concurrent flows sharing each link max-min fairly (`fair`, the default and the numbers above). Zepp keeps "
-        "Algorithm 1's round order in both (plan dependencies); all-to-allv style strategies post every transfer at "
-        "once, which only the fair model lets run concurrently.\n\n";
-  // Geometric mean over configurations of serial / fair latency, per strategy.
-  std::map<std::string, std::pair<double, int>> ratio;
+  md += "The same Figure 9 configurations simulated under other link models than `fair` (concurrent flows share "
+        "each link max-min fairly: the default and the numbers above):\n";
+  for (const auto& [model, rows] : others)
+    md += model == "serial"
+              ? "- `--link-sharing serial`: every NIC egress and every NVLink pair carries one transfer at a time in "
+                "priority order (the executor's model before issue 10); all-to-allv style strategies post every "
+                "transfer at once, which only `fair` and `pair` let run concurrently.\n"
+              : "- `--link-sharing pair`: one transfer in flight per (sender, receiver) GPU pair, the others queued "
+                "in priority order, as an RDMA queue pair orders its messages; different pairs share links max-min "
+                "(docs/scaling.md: it simulates large clusters far faster).\n";
+  md += "\nZepp orders its rounds by priority under every model (Algorithm 1's round order as dependencies is the "
+        "`zepp/round-order-always` ablation).\n\n";
+  // Geometric mean over configurations of other / fair latency, per strategy and model.
   std::vector<std::string> order;
-  for (const auto& f : fair) {
-    const ResultRow* s = find(serial, f.workload, f.topology, f.nodes, f.size_mb, f.strategy);
-    if (!s || f.latency_us <= 0 || is_variant(f.strategy)) continue;
-    if (!ratio.count(f.strategy)) order.push_back(f.strategy);
-    ratio[f.strategy].first += std::log(s->latency_us / f.latency_us);
-    ++ratio[f.strategy].second;
+  std::map<std::string, std::vector<std::pair<double, int>>> ratio;  // strategy -> per model (log sum, count)
+  for (size_t o = 0; o < others.size(); ++o)
+    for (const auto& f : fair) {
+      const ResultRow* s = find(others[o].second, f.workload, f.topology, f.nodes, f.size_mb, f.strategy);
+      if (!s || f.latency_us <= 0 || is_variant(f.strategy)) continue;
+      if (!ratio.count(f.strategy)) order.push_back(f.strategy), ratio[f.strategy].resize(others.size());
+      ratio[f.strategy][o].first += std::log(s->latency_us / f.latency_us);
+      ++ratio[f.strategy][o].second;
+    }
+  md += "| strategy |";
+  for (const auto& o : others) md += " " + o.first + " / fair latency (geometric mean, configurations) |";
+  md += "\n|---|";
+  for (size_t o = 0; o < others.size(); ++o) md += "---|";
+  md += "\n";
+  for (const auto& name : order) {
+    md += "| " + name + " |";
+    for (const auto& [sum, n] : ratio[name])
+      md += n ? fmt::format(" {:.2f} ({}) |", std::exp(sum / n), n) : std::string(" not run |");
+    md += "\n";
   }
-  md += "| strategy | serial / fair latency (geometric mean) | configurations |\n|---|---|---|\n";
-  for (const auto& name : order)
-    md += fmt::format("| {} | {:.2f} | {} |\n", name, std::exp(ratio[name].first / ratio[name].second),
-                      ratio[name].second);
-  std::vector<ResultRow> common;
+  std::vector<ResultRow> common;  // fair rows of configurations some other model ran
   for (const auto& f : fair)
-    if (find(serial, f.workload, f.topology, f.nodes, f.size_mb, f.strategy)) common.push_back(f);
-  const auto best_fair = speedup_over_best(common), best_serial = speedup_over_best(serial);
-  md += "\n| configuration | zepp / fastest (fair) | zepp / fastest (serial) |\n|---|---|---|\n";
+    if (std::any_of(others.begin(), others.end(), [&](const auto& o) {
+          return find(o.second, f.workload, f.topology, f.nodes, f.size_mb, f.strategy) != nullptr;
+        }))
+      common.push_back(f);
+  const auto best_fair = speedup_over_best(common);
+  std::vector<std::vector<BestBaseline>> best_other;
+  for (const auto& o : others) best_other.push_back(speedup_over_best(o.second));
+  md += "\n| configuration | zepp / fastest (fair) |";
+  for (const auto& o : others) md += " zepp / fastest (" + o.first + ") |";
+  md += "\n|---|---|";
+  for (size_t o = 0; o < others.size(); ++o) md += "---|";
+  md += "\n";
   for (const auto& b : best_fair) {
-    const auto s = std::find_if(best_serial.begin(), best_serial.end(), [&](const auto& x) { return x.config == b.config; });
-    md += fmt::format("| {} | {} over {} | {} |\n", b.config, num(b.speedup), b.best,
-                      s != best_serial.end() ? num(s->speedup) + " over " + s->best : "not run");
+    md += fmt::format("| {} | {} over {} |", b.config, num(b.speedup), b.best);
+    for (const auto& v : best_other) {
+      const auto s = std::find_if(v.begin(), v.end(), [&](const auto& x) { return x.config == b.config; });
+      md += " " + (s != v.end() ? num(s->speedup) + " over " + s->best : std::string("not run")) + " |";
+    }
+    md += "\n";
   }
-  md += fmt::format("\nGeometric mean of Zepp's speedup over the fastest other strategy: {} with fair links, {} with "
-                    "serial links ({} configurations).\n",
-                    num(geometric_mean(best_fair)), num(geometric_mean(best_serial)), best_fair.size());
+  md += fmt::format("\nGeometric mean of Zepp's speedup over the fastest other strategy: {} with fair links",
+                    num(geometric_mean(best_fair)));
+  for (size_t o = 0; o < others.size(); ++o)
+    md += fmt::format(", {} with {} links", num(geometric_mean(best_other[o])), others[o].first);
+  md += fmt::format(" ({} configurations).\n", best_fair.size());
   return md;
 }
 
@@ -296,7 +327,8 @@ double geometric_mean(const std::vector<BestBaseline>& v) {
 std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std::vector<ResultRow>& fig10,
                                   const std::string& fig9_source, const std::string& fig10_source,
                                   const std::vector<std::string>& figures, const std::vector<ResultRow>& fig9_serial,
-                                  const std::string& provenance, const std::vector<ResultRow>& fig9_free) {
+                                  const std::string& provenance, const std::vector<ResultRow>& fig9_free,
+                                  const std::vector<ResultRow>& fig9_pair) {
   std::string md = "# Reproducing the paper's Figures 9 and 10\n\n";
   md += fmt::format(
       "Generated by `zepp experiment report` from the sweep CSVs (Figure 9: `{}`, Figure 10: `{}`) and the numbers "
@@ -433,7 +465,10 @@ std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std:
                         "(nearest-replica routing, dedup, no pre-reduction, per-expert pipelining) is the same.",
                         false);
   if (!fig9_free.empty()) md += planning_section(fig9, fig9_free);
-  if (!fig9_serial.empty()) md += link_sharing_section(fig9, fig9_serial);
+  std::vector<std::pair<std::string, std::vector<ResultRow>>> others;
+  if (!fig9_serial.empty()) others.emplace_back("serial", fig9_serial);
+  if (!fig9_pair.empty()) others.emplace_back("pair", fig9_pair);
+  if (!others.empty()) md += link_sharing_section(fig9, others);
   if (!figures.empty()) {
     md += "\n## Figures\n\n";
     for (const auto& f : figures) md += fmt::format("![{}]({})\n\n", f, f);

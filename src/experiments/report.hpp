@@ -34,15 +34,17 @@ double geometric_mean(const std::vector<BestBaseline>& v);
 // generated explanation of each difference, then full tables of both experiments and links to
 // `figures` (paths relative to the markdown file). Either row set may be empty (its section then
 // says the experiment was not run). fig9_serial: Figure 9 rows simulated with serial link
-// sharing (Topology::link_sharing); when given, a sensitivity section compares each strategy's
-// latency and Zepp's speedup over the fastest other strategy under both link models. fig9_free:
+// sharing (Topology::link_sharing), fig9_pair with pair sharing; when either is given, a
+// sensitivity section compares each strategy's latency and Zepp's speedup over the fastest other
+// strategy under fair sharing and each model given. fig9_free:
 // Figure 9 rows run with --planning free; when given, a section compares each strategy's charged
 // and free latency, Zepp's planning share and its speedup over the fastest other both ways.
 std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std::vector<ResultRow>& fig10,
                                   const std::string& fig9_source, const std::string& fig10_source,
                                   const std::vector<std::string>& figures = {},
                                   const std::vector<ResultRow>& fig9_serial = {}, const std::string& provenance = "",
-                                  const std::vector<ResultRow>& fig9_free = {});
+                                  const std::vector<ResultRow>& fig9_free = {},
+                                  const std::vector<ResultRow>& fig9_pair = {});
 
 // Which program made each results file (core/provenance.hpp), as a markdown paragraph for
 // reproduction_markdown's `provenance`: "Results made by commit X (zepp V): `a.csv`, `b.csv`." per

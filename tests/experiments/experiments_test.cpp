@@ -402,6 +402,31 @@ TEST(Report, PlanningChargedBesideFree) {
   EXPECT_EQ(reproduction_markdown(charged, {}, "fig9.csv", "").find("## Planning charged"), std::string::npos);
 }
 
+// Serial and pair link sharing each get a column: per strategy the geometric mean of its latency
+// over fair's, per configuration Zepp's speedup over the fastest other.
+TEST(Report, LinkSharingSensitivityHasAColumnPerModel) {
+  const auto fair = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
+                                   row("qwen3-235b", 8, 1, "a2av", 400), row("qwen3-235b", 8, 1, "zepp", 200)});
+  const auto serial = with_speedups({row("qwen3-235b", 4, 1, "a2av", 600), row("qwen3-235b", 4, 1, "zepp", 100),
+                                     row("qwen3-235b", 8, 1, "a2av", 400), row("qwen3-235b", 8, 1, "zepp", 800)});
+  const auto pair = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 150)});
+  const std::string md = reproduction_markdown(fair, {}, "fig9.csv", "", {}, serial, "", {}, pair);
+  EXPECT_NE(md.find("## Link-sharing sensitivity"), std::string::npos) << md;
+  EXPECT_NE(md.find("| strategy | serial / fair latency (geometric mean, configurations) | pair / fair latency "
+                    "(geometric mean, configurations) |"),
+            std::string::npos) << md;
+  // a2av: serial 2 and 1 (geometric mean sqrt 2), pair 1 on the one configuration pair ran.
+  EXPECT_NE(md.find(fmt::format("| a2av | {:.2f} (2) | 1.00 (1) |", std::sqrt(2.0))), std::string::npos) << md;
+  EXPECT_NE(md.find("| zepp | 2.00 (2) | 1.50 (1) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| qwen3-235b/a100/4/1 | 3.00x over a2av | 6.00x over a2av | 2.00x over a2av |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| qwen3-235b/a100/8/1 | 2.00x over a2av | 0.50x over a2av | not run |"), std::string::npos) << md;
+  EXPECT_NE(md.find("`--link-sharing pair`"), std::string::npos) << md;
+  // Only serial: one column.
+  const std::string one = reproduction_markdown(fair, {}, "fig9.csv", "", {}, serial);
+  EXPECT_EQ(one.find("pair / fair"), std::string::npos) << one;
+  EXPECT_NE(one.find("with serial links (2 configurations)"), std::string::npos) << one;
+}
+
 TEST(Sweep, RunsZeppAblationsAsVariants) {
   SweepOptions opt;
   opt.csv_path = scratch("variants.csv").string();
@@ -464,6 +489,12 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
     made_by.emplace_back("docs/results/fig9-serial.csv", std::nullopt);
     fig9_serial = read_results(f9s.string(), &made_by.back().second);
   }
+  const fs::path f9p = root / "docs" / "results" / "fig9-pair.csv";
+  std::vector<ResultRow> fig9_pair;
+  if (fs::exists(f9p)) {
+    made_by.emplace_back("docs/results/fig9-pair.csv", std::nullopt);
+    fig9_pair = read_results(f9p.string(), &made_by.back().second);
+  }
   const fs::path f9f = root / "docs" / "results" / "fig9-free.csv";
   std::vector<ResultRow> fig9_free;
   if (fs::exists(f9f)) {
@@ -477,11 +508,11 @@ TEST(Report, CommittedReproductionMatchesCommittedResults) {
     fig11 = read_fig11(f11.string(), &made_by.back().second);
   }
   std::string expected = reproduction_markdown(fig9, fig10, "docs/results/fig9.csv", "docs/results/fig10.csv", figures,
-                                               fig9_serial, provenance_markdown(made_by), fig9_free);
+                                               fig9_serial, provenance_markdown(made_by), fig9_free, fig9_pair);
   if (fs::exists(f11)) expected += fig11_markdown(fig11, "docs/results/fig11.csv", "figures/fig11.svg");
   EXPECT_EQ(slurp(md), expected) << "docs/reproduction.md is stale: run zepp experiment report --fig9 docs/results/fig9.csv "
                                     "--fig10 docs/results/fig10.csv --fig11 docs/results/fig11.csv "
-                                    "--fig9-serial docs/results/fig9-serial.csv --fig9-free docs/results/fig9-free.csv --out docs/reproduction.md (with --allow-mixed-commits "
+                                    "--fig9-serial docs/results/fig9-serial.csv --fig9-pair docs/results/fig9-pair.csv --fig9-free docs/results/fig9-free.csv --out docs/reproduction.md (with --allow-mixed-commits "
                                     "when the CSVs come from different commits)";
 }
 
