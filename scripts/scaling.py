@@ -77,7 +77,8 @@ per pair, so it waits for a decision on the link model, not for the simulator. T
 model is there to try: `--link-sharing pair` (commit 98e2259) keeps one transfer in flight per
 (sender, receiver) GPU pair. Kimi-K2 4 MiB, zepp: 16 x 4 7.8 -> 2.6 s CPU (latency 1766.5 ->
 1769.9 us), 32 x 4 192.6 -> 20.5 s CPU (2328.7 -> 2309.8 us); a2av unchanged. At 16 x 4, 16 MiB
-it moved fast -0.2%, comet -5.8%, epic +0.15%, zepp +0.09%. 128 dgx-h100 nodes (1,024 GPUs) at
+it moved fast -0.2%, comet -5.8%, epic +0.15%, zepp +0.09%; docs/reproduction.md's link-sharing
+sensitivity gives its effect on every strategy over all 36 Figure 9 configurations. 128 dgx-h100 nodes (1,024 GPUs) at
 1 MiB, zepp alone, did not finish in 15 min (fair) nor in 25 min (pair) on this machine, sharing its 2 cores with builds.
 
 Profiled (issue 21 item 3; perf, 1 Dec 2026 19:47 UTC, load 5-8 on 2 cores): `zepp simulate
