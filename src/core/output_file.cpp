@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -34,6 +35,32 @@ void check_file_name(const std::string& path, const std::string& flag) {
               "'); expected a file name, such as " + (path.back() == '/' ? path : path + "/") + "out");
 }
 
+namespace {
+
+// The nearest existing ancestor of `path` (its parent when that exists; "." for a bare name).
+fs::path nearest_existing_folder(const fs::path& path) {
+  std::error_code ec;
+  fs::path up = path.parent_path();
+  while (!up.empty() && !fs::exists(up, ec)) up = up.parent_path();
+  return up.empty() ? fs::path(".") : up;
+}
+
+// Refuses, naming `flag`, a folder in which no file can be created, which the writers need for
+// `target` (PATH.tmp, or the folders on the way to it): found by creating a probe file and
+// removing it, since permission bits do not tell (root may write anywhere the bits allow, yet
+// not in /proc or on a read-only mount), and otherwise the refusal comes after all the work.
+void probe_writable(const fs::path& folder, const std::string& target, const std::string& flag) {
+  std::string probe = (folder / ".zepp-write-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw ArgumentError(flag + ": cannot write " + target + ": cannot create files in " + folder.string() + ": " +
+                        std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+}  // namespace
+
 void check_output_file(const std::string& path, const std::string& flag) {
   check_file_name(path, flag);
   const std::string kind = not_regular_kind(path);
@@ -45,6 +72,10 @@ void check_output_file(const std::string& path, const std::string& flag) {
   require(!fs::exists(dir, ec) || dir_kind == "a directory", flag,
           dir.string() + " is " + (dir_kind.empty() ? std::string("a regular file") : dir_kind) + ", not a folder to write " +
               path + " in");
+  const fs::path up = nearest_existing_folder(path);
+  require(not_regular_kind(up.string()) == "a directory", flag,
+          up.string() + " is not a folder to create " + path + " in");
+  probe_writable(up, path, flag);
 }
 
 void check_output_dir(const std::string& path, const std::string& flag) {
@@ -59,10 +90,12 @@ void check_output_dir(const std::string& path, const std::string& flag) {
     require(kind == "a directory", flag,
             up.string() + " is " + (kind.empty() ? std::string("a regular file") : kind) + ", not a folder to create " +
                 path + " in");
+    probe_writable(up, path, flag);
     return;
   }
   const std::string kind = not_regular_kind(path);
   require(kind == "a directory", flag, path + " is " + (kind.empty() ? std::string("a regular file") : kind) + "; expected a folder");
+  probe_writable(path, path, flag);
 }
 
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {

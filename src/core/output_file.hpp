@@ -16,7 +16,9 @@ std::string not_regular_kind(const std::string& path);
 // Refuses (ArgumentError "<flag>: <path> is a character device; expected a regular file ...")
 // a path that exists and is not a regular file, a path that names a folder by its form (ending
 // in '/', or in "." or ".."), and a path whose folder exists but is not a folder. Missing
-// folders are fine: every writer creates them (write_file_atomically, the timeline writers).
+// folders are fine: every writer creates them (write_file_atomically, the timeline writers). Also
+// refuses a path under a folder where no file can be created (such as /proc, or a read-only
+// mount), found by creating and removing a probe file in the nearest existing folder.
 void check_output_file(const std::string& path, const std::string& flag);
 
 // Refuses, naming `flag`, a path that ends in '/' or whose last part is "." or "..": it names a
@@ -24,7 +26,8 @@ void check_output_file(const std::string& path, const std::string& flag);
 void check_file_name(const std::string& path, const std::string& flag);
 
 // Refuses a path that exists and is not a folder, or a missing one whose nearest existing
-// ancestor is not a folder (ArgumentError naming the flag).
+// ancestor is not a folder, and a folder (or that ancestor) where no file can be created (the
+// probe of check_output_file) (ArgumentError naming the flag).
 void check_output_dir(const std::string& path, const std::string& flag);
 
 // Replaces `path` with `text` atomically, after check_output_file. Creates the folder. Throws

@@ -196,6 +196,32 @@ TEST(Inputs, FifoBrokenLinkAndFolderUnderAFileAreRefused) {
   EXPECT_FALSE(fs::exists(dir / "out.md")) << "the report was written before the check";
 }
 
+// A folder where no file can be created (/proc here: root may write anywhere the permission bits
+// allow, yet not there) is refused before any work, naming the flag: the experiments ran every
+// configuration, or calibrated and ran MPI, and then failed with a raw filesystem error.
+TEST(Outputs, UnwritableFoldersRefusedBeforeWork) {
+  if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
+  const fs::path dir = scratch("validate");
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : {Case{"experiment replay --out /proc/zepp-x --systems a2av --workloads deepseek", "--out: cannot write /proc/zepp-x"},
+                        Case{"experiment fig12 --out /proc/zepp-x", "--out: cannot write /proc/zepp-x"},
+                        Case{"experiment validate --out /proc/zepp-v.md --results " + (dir / "r").string(),
+                             "--out: cannot write /proc/zepp-v.md: cannot create files in /proc"},
+                        Case{"experiment validate --out " + (dir / "v.md").string() + " --results /proc/zepp-r",
+                             "--results: cannot write /proc/zepp-r"},
+                        Case{kFig9Small + " --plots /proc/zepp-plots", "--plots: cannot write /proc/zepp-plots"}}) {
+    const auto r = run_zepp(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("filesystem error"), std::string::npos) << r.err;
+    EXPECT_LT(r.cpu_seconds, kQuick) << "work began before the check: " << c.args;
+  }
+  EXPECT_FALSE(fs::exists(dir / "v.md"));
+  EXPECT_FALSE(fs::exists(dir / "r")) << "the results folder was created before the refusal";
+}
+
 // A report of CSVs made by two commits is refused unless asked, and then names both.
 TEST(Report, RefusesToMixCommitsUnlessAsked) {
   const fs::path dir = scratch("mixed");
