@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -126,7 +127,6 @@ nlohmann::json measure(const ValidateFlags& f) {
   const std::string shape = " --hidden " + std::to_string(f.hidden) + " --ffn " + std::to_string(f.ffn);
   const std::string pace = " --nic-gbps " + fmt("%g", f.nic_gbps);
   for (int r : f.ranks) {
-    require(r >= 2 && r % 2 == 0, "--ranks", "each rank count must be even (2 nodes of ranks/2 GPUs)");
     const std::string calib = (fs::path(f.results) / ("calibration-" + std::to_string(r) + "-ranks.json")).string();
     std::fprintf(stderr, "[validate] calibrating %d ranks -> %s\n", r, calib.c_str());
     const std::vector<double> before = load_average();
@@ -143,9 +143,7 @@ nlohmann::json measure(const ValidateFlags& f) {
     const WorkloadSpec* w = nullptr;
     for (const auto& s : kWorkloads)
       if (key == s.key) w = &s;
-    require(w != nullptr, "--workloads", "unknown workload '" + key + "', expected deepseek, llama4 or mixtral");
     const std::string trace = (fs::path(f.traces) / w->folder).string();
-    require(fs::exists(trace), "--traces", "trace " + trace + " is absent");
     for (int r : f.ranks)
       for (bool paced : {true, false}) {
         ++done;
@@ -290,11 +288,58 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
   return md.str();
 }
 
-void run_validate(const ValidateFlags& f) {
-  require(f.repeat >= 1, "--repeat", "must be >= 1");
+// The launcher's program (the first word of --mpirun) as the shell would find it: a path with a
+// '/' that is an executable file, or an executable file in a folder of $PATH.
+bool launcher_found(const std::string& mpirun) {
+  const std::string prog = mpirun.substr(0, mpirun.find_first_of(" \t"));
+  auto runnable = [](const fs::path& p) { return fs::is_regular_file(p) && ::access(p.c_str(), X_OK) == 0; };
+  if (prog.find('/') != std::string::npos) return runnable(prog);
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (size_t at = 0; at <= dirs.size();) {
+    const size_t end = std::min(dirs.find(':', at), dirs.size());
+    if (end > at && runnable(fs::path(dirs.substr(at, end - at)) / prog)) return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+// Every flag, before the first calibration: a bad one found after minutes of MPI runs wastes
+// them (and a failed launch would surface as the runs' internal error).
+void check_flags(const ValidateFlags& f) {
+  require(f.repeat >= 1 && f.repeat <= 1000, "--repeat", "expected [1, 1000], got " + std::to_string(f.repeat));
   require(!f.ranks.empty() && !f.workloads.empty(), "--ranks/--workloads", "name at least one");
+  for (size_t i = 0; i < f.ranks.size(); ++i) {
+    const int r = f.ranks[i];
+    require(r >= 2 && r <= 1024 && r % 2 == 0, "--ranks",
+            "expected even rank counts in [2, 1024] (2 nodes of ranks/2 GPUs), got " + std::to_string(r));
+    require(std::find(f.ranks.begin(), f.ranks.begin() + long(i), r) == f.ranks.begin() + long(i), "--ranks",
+            "names " + std::to_string(r) + " twice");
+  }
+  require(f.hidden >= 1 && f.hidden <= 65536, "--hidden", "expected [1, 65536], got " + std::to_string(f.hidden));
+  require(f.ffn >= 1 && f.ffn <= 65536, "--ffn", "expected [1, 65536], got " + std::to_string(f.ffn));
+  for (size_t i = 0; i < f.workloads.size(); ++i) {
+    const std::string& key = f.workloads[i];
+    const WorkloadSpec* w = nullptr;
+    for (const auto& s : kWorkloads)
+      if (key == s.key) w = &s;
+    require(w != nullptr, "--workloads", "unknown workload '" + key + "', expected deepseek, llama4 or mixtral");
+    require(std::find(f.workloads.begin(), f.workloads.begin() + long(i), key) == f.workloads.begin() + long(i),
+            "--workloads", "names '" + key + "' twice");
+    if (f.from_results) continue;
+    const std::string trace = (fs::path(f.traces) / w->folder).string();
+    require(fs::exists(trace), "--traces", "trace " + trace + " is absent");
+  }
+  if (!f.from_results)
+    require(launcher_found(f.mpirun), "--mpirun",
+            "cannot find the program '" + f.mpirun.substr(0, f.mpirun.find_first_of(" \t")) +
+                "' (a path to an executable, or a program on $PATH)");
+}
+
+void run_validate(const ValidateFlags& f) {
   check_output_file(f.out, "--out");  // before measuring
   check_output_dir(f.results, "--results");
+  check_flags(f);
   nlohmann::json doc;
   if (f.from_results) {
     std::ifstream in(fs::path(f.results) / "runs.json");

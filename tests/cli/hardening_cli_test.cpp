@@ -113,6 +113,31 @@ TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
                  {"--no-locality: only acts with a Zepp strategy that routes by locality in --strategies"});
 }
 
+// More groups than the trace has requests were clamped to one group per request (and the header
+// listed 300 groups twice).
+TEST(Hardening, MoreDriftGroupsThanRequestsAreRefused) {
+  const std::string trace = testing::shared_dir() + "/data/traces/deepseek-v2-lite-puffin";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "real traces absent: " << trace;
+  expect_refused("simulate --trace " + trace + " --model deepseek-v2-lite --nodes 2 --gpus-per-node 2 --size-mb 0.1 "
+                 "--iterations 2 --drift only --dataset group1 --drift-groups 100000",
+                 {"--drift-groups asks for 100000 groups of requests, but the trace has 300 requests", "give at most 300"});
+}
+
+// `experiment validate` checked its workloads, rank counts, shape and launcher only after
+// calibrating (minutes of MPI runs), or failed inside a run with an internal error.
+TEST(Hardening, ValidateChecksEveryFlagBeforeCalibrating) {
+  const std::string out = "experiment validate --out " + (testing::scratch("validate") / "v.md").string() +
+                          " --results " + (testing::scratch("validate") / "r").string() + " ";
+  const std::string base = out + "--traces " + testing::shared_dir() + "/data/traces ";
+  expect_refused(base + "--workloads bogus", {"--workloads: unknown workload 'bogus', expected deepseek, llama4 or mixtral"});
+  expect_refused(base + "--workloads deepseek,deepseek", {"--workloads: names 'deepseek' twice"});
+  expect_refused(base + "--ranks 4,4", {"--ranks: names 4 twice"});
+  expect_refused(base + "--ranks 0", {"--ranks: expected even rank counts in [2, 1024] (2 nodes of ranks/2 GPUs), got 0"});
+  expect_refused(base + "--hidden 0", {"--hidden: expected [1, 65536], got 0"});
+  expect_refused(base + "--mpirun /nonexistent/mpirun", {"--mpirun: cannot find the program '/nonexistent/mpirun'"});
+  expect_refused(out + "--traces /nonexistent", {"--traces: trace /nonexistent/"});
+}
+
 TEST(Hardening, ErrorsNameTheFlagNotTheInternalField) {
   const ProgramResult r = run_zepp("simulate --nvlink-gbps 1e308");
   EXPECT_EQ(r.err.find("topo:"), std::string::npos) << r.err;
