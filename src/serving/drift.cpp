@@ -17,8 +17,10 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// Datasets of the requests: first path folder, or `groups` consecutive groups.
-std::vector<int> request_datasets(const Trace& t, int groups, std::vector<std::string>& names) {
+// Datasets of the requests: first path folder, or `groups` consecutive groups. `asked`: the
+// groups are what the user chose to drift over (modes only and rotating), so more groups than
+// requests is refused; otherwise (mode none serves them as one stream) at most one per request.
+std::vector<int> request_datasets(const Trace& t, int groups, bool asked, std::vector<std::string>& names) {
   std::vector<int> ds(t.requests.size());
   std::map<std::string, int> index;
   for (size_t r = 0; r < t.requests.size(); ++r) {
@@ -31,6 +33,9 @@ std::vector<int> request_datasets(const Trace& t, int groups, std::vector<std::s
   if (names.size() >= 2) return ds;
   names.clear();
   const size_t n = t.requests.size();
+  require(!asked || size_t(groups) <= std::max<size_t>(n, 1), "groups",
+          "--drift-groups asks for " + std::to_string(groups) + " groups of requests, but the trace has " +
+              std::to_string(n) + " requests and no dataset folders; give at most " + std::to_string(std::max<size_t>(n, 1)));
   groups = int(std::min<size_t>(size_t(groups), std::max<size_t>(n, 1)));  // no group without requests
   for (int g = 0; g < groups; ++g) names.push_back("group" + std::to_string(g + 1));
   for (size_t r = 0; r < n; ++r) ds[r] = int(r * size_t(groups) / n);
@@ -72,7 +77,7 @@ DriftWorkload::DriftWorkload(const Trace& trace, const ModelShape& model, const 
   if (trace.has_tokens()) {
     layer_ = opt.layer < 0 ? trace.layer_ids().front() : opt.layer;
     require(trace.layers.count(layer_) == 1, "layer", "layer " + std::to_string(layer_) + " is not in the trace");
-    std::vector<int> ds = request_datasets(trace, opt.groups, names_);
+    std::vector<int> ds = request_datasets(trace, opt.groups, opt.mode != DriftMode::None, names_);
     const LayerTrace& L = trace.layers.at(layer_);
     std::vector<int64_t> tokens_in(names_.size(), 0);
     for (int64_t t = 0; t < L.num_tokens(); ++t) ++tokens_in[ds[L.request[t]]];

@@ -49,5 +49,21 @@ TEST(DriftSmall, OneRequestIsSplitByTokens) {
   EXPECT_THROW(DriftWorkload(tiny({{1}}), test::mib_token_model(4, 1), test::two_gpus(), DriftOptions{}), ArgumentError);
 }
 
+// Drifting over more groups than requests was clamped to a group per request; it is refused,
+// naming the counts. Mode none serves the groups as one stream, so its default stays.
+TEST(DriftSmall, MoreGroupsThanRequestsAreRefusedWhenDriftingOverThem) {
+  DriftOptions o;
+  o.mode = DriftMode::Only;
+  o.dataset = "group1";
+  o.groups = 3;
+  try {
+    DriftWorkload(tiny({{0, 1}, {2, 3}}), test::mib_token_model(4, 1), test::two_gpus(), o);
+    FAIL() << "3 groups of 2 requests accepted";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("asks for 3 groups of requests, but the trace has 2 requests"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace zepp
