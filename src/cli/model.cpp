@@ -14,6 +14,7 @@
 #include "model/moe_layers.hpp"
 #include "model/report.hpp"
 #include "pipeline/cost.hpp"
+#include "workload/size.hpp"
 
 namespace zepp::cli {
 
@@ -23,7 +24,7 @@ void ModelFlags::add_to(CLI::App* cmd) {
                   "layers ('1,5,9', '1-4'), each with its own placement and routing, plus attention and dense work");
   cmd->add_option("--phase", phase, "With --layers: prefill (default; tokens per GPU from --size-mb) or decode (one token per sequence)");
   cmd->add_option("--batch", batch, "Decode: sequences per GPU (default: tokens per GPU from --size-mb)");
-  cmd->add_option("--context", context, "Prefill: prompt length in tokens (default 1024); decode: cached tokens per sequence, the new one included (default 1024)");
+  cmd->add_option("--context", context, "Prefill: prompt length in tokens, at most the tokens per GPU (default 1024, or the tokens per GPU when fewer); decode: cached tokens per sequence, the new one included (default 1024)");
   cmd->add_option("--kv-cache-gb", kv_cache_gb, "Decode: KV cache per GPU in GB; context = the most tokens per sequence it holds (instead of --context)");
 }
 
@@ -89,6 +90,27 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   }
   run.size_mb = w.workload.size_mb;
   if (decode && f.batch) run.size_mb = double(*f.batch) * model.token_bytes() / double(1 << 20);  // exactly batch tokens
+
+  // The step's shape, checked before any layer is simulated: tokens per GPU follow from the size.
+  model::StepShape step;
+  step.phase = decode ? model::StepPhase::Decode : model::StepPhase::Prefill;
+  step.tokens = decode && f.batch ? *f.batch : int64_t(tokens_per_gpu(model, run.size_mb));
+  require(step.tokens >= 1, "--size-mb",
+          fmt::format("{:g} MiB per GPU holds less than one token of {} bytes", run.size_mb, model.token_bytes()));
+  step.context = f.context ? *f.context : 1024;
+  // A prefill prompt longer than a GPU's batch would be prefilled in chunks, each attending to the
+  // earlier chunks' KV cache, which the step model does not include: it would time one prompt of
+  // the batch's length whatever --context says.
+  require(decode || !f.context || *f.context <= step.tokens, "--context",
+          fmt::format("a prefill prompt of {} tokens does not fit in the {} tokens per GPU of --size-mb {:g} (chunked "
+                      "prefill is not modelled); give --context <= {} or a larger --size-mb",
+                      f.context ? *f.context : 0, step.tokens, w.workload.size_mb, step.tokens));
+  if (!decode && !f.context) step.context = std::min<int64_t>(step.context, step.tokens);  // the default: whole batch
+  if (f.kv_cache_gb) {
+    step.context = int64_t(std::floor(*f.kv_cache_gb * 1e9 / (double(step.tokens) * model::kv_bytes_per_token(model, dense))));
+    require(step.context >= 1, "--kv-cache-gb",
+            fmt::format("{} GB holds less than one token per sequence for {} sequences", *f.kv_cache_gb, step.tokens));
+  }
   run.iterations = serve.iterations;
   run.workload = w.workload;
   run.drift.mode = parse_drift_mode(serve.drift);
@@ -102,15 +124,9 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
     progress_line(fmt::format("MoE layers: {}/{} ({})", done, total, s), done == total);
   });
 
-  model::StepShape step;
-  step.phase = decode ? model::StepPhase::Decode : model::StepPhase::Prefill;
-  step.tokens = moe.tokens_per_gpu;
-  step.context = f.context ? *f.context : 1024;
-  if (f.kv_cache_gb) {
-    step.context = int64_t(std::floor(*f.kv_cache_gb * 1e9 / (double(step.tokens) * model::kv_bytes_per_token(model, dense))));
-    require(step.context >= 1, "--kv-cache-gb",
-            fmt::format("{} GB holds less than one token per sequence for {} sequences", *f.kv_cache_gb, step.tokens));
-  }
+  if (moe.tokens_per_gpu != step.tokens)
+    throw std::logic_error(fmt::format("zepp simulate --layers: {} tokens per GPU simulated, {} expected",
+                                       moe.tokens_per_gpu, step.tokens));
   auto steps = model::compose_steps(moe, model, dense, topo, step, f.layers == "all");
   for (size_t i = 0; i < steps.size(); ++i) steps[i].system = runs[i].label;  // a Zepp row says which ablations ran
 

@@ -95,6 +95,30 @@ TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
   }
 }
 
+// The step's shape is checked before any layer is simulated (no "MoE layers" progress), and a
+// prefill prompt longer than a GPU's batch is refused, not timed as a prompt of the batch's length.
+TEST(ModelCli, StepShapeRefusedBeforeTheLayersRun) {
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
+  const std::string base = "simulate --trace " + kDeepSeek + " --model deepseek-v2-lite --nodes 2 --gpus-per-node 2 ";
+  auto r = run_zepp(base + "--size-mb 0.1 --layers 1-2 --phase decode --kv-cache-gb 1e-9");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--kv-cache-gb: 1e-09 GB holds less than one token per sequence"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("MoE layers"), std::string::npos) << "the layers ran first: " << r.err;
+  // 1 MiB of 2048-dimensional BF16 rows: 256 tokens per GPU.
+  r = run_zepp(base + "--size-mb 1 --layers 1 --strategies a2av --context 257");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--context: a prefill prompt of 257 tokens does not fit in the 256 tokens per GPU"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("MoE layers"), std::string::npos) << r.err;
+  r = run_zepp(base + "--size-mb 1 --layers 1 --strategies a2av --context 256 --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["context"], 256);
+  // The default prompt is 1024 tokens, or the whole batch when it holds fewer (reported as such).
+  r = run_zepp(base + "--size-mb 1 --layers 1 --strategies a2av --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["context"], 256);
+}
+
 // A routing log whose later requests lack layer 1 (problems 0-1 log layers 0-2, problems 2-3 only
 // 0 and 2): with the default history fraction layer 1's tokens are all history.
 std::string trace_lacking_layer_1_late() {
