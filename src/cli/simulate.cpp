@@ -151,7 +151,13 @@ void run(const SimulateFlags& f) {
     check_strategy_fits(run.strategy, f.w.model_shape(), f.w.cluster(), run.opt);
     labels.push_back(run.label);
   }
-  if (!f.timeline.empty()) check_timeline_outputs(f.timeline, labels);
+  if (!f.timeline.empty()) {
+    // With --failed-nodes each strategy also runs on the survivors: FILE-<strategy>-degraded.
+    std::vector<std::string> files = labels;
+    if (!f.failed_nodes.empty())
+      for (const auto& l : labels) files.push_back(l + "-degraded");
+    check_timeline_outputs(f.timeline, files);
+  }
   ResolvedWorkload r = resolve(w);
   // The exact optimum of equation (1) (LEMON, one min-cost flow per expert) is a diagnostic of
   // the routing's gap, not part of any strategy. Measured on this 2-core machine under load
@@ -227,6 +233,12 @@ void run(const SimulateFlags& f) {
       degraded.push_back(run_strategy(strategy, after.workload, after.model, after.topo, o, ex));
       degraded.back().name = run.label;
     }
+    if (!f.timeline.empty()) {
+      std::vector<LabelledTimeline> timelines;
+      const std::string title = ": one MoE layer on the " + std::to_string(after.topo.nodes) + " surviving nodes";
+      for (const auto& o : degraded) timelines.push_back({o.name + "-degraded", &o.result, o.name + title});
+      write_timelines(f.timeline, timelines, after.topo.gpus_per_node);
+    }
     const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded, d->opt.planning);
     if (f.format == "json") {
       const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d->report}};
@@ -264,7 +276,7 @@ void add_simulate(CLI::App& app) {
   cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap); with --iterations sim or "
                   "none (decisions only: placement, routing and swaps, no latency)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
-  cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart; its data and script stay beside it as .svg.dat and .svg.gp)");
+  cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart; its data and script stay beside it as .svg.dat and .svg.gp); with --failed-nodes also FILE-<strategy>-degraded.* on the surviving nodes");
   cmd->add_option("--optimum", f->optimum,
                   "Solve equation (1) exactly (LEMON) for the gap column: auto (up to 256 GPUs), on or off")
       ->capture_default_str();

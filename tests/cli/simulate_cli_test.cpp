@@ -1,6 +1,10 @@
 // `zepp simulate` end to end: the built-in workload, real traces, and bad arguments (exit 2).
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -270,6 +274,28 @@ TEST(SimulateCli, LostNodeReportsBeforeAndAfter) {
   const auto bad = run_zepp("simulate --model deepseek-v2-lite --nodes 4 --failed-nodes 4");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--failed-nodes: node 4 is outside [0, 4)"), std::string::npos) << bad.err;
+}
+
+// --timeline with --failed-nodes draws both clusters: FILE-<strategy>.json on all GPUs and
+// FILE-<strategy>-degraded.json on the survivors (only the first was written).
+TEST(SimulateCli, LostNodeTimelinesCoverBothClusters) {
+  const std::string stem = ::testing::TempDir() + "zepp_lost_node_" + std::to_string(::getpid());
+  const auto r = run_zepp("simulate --model deepseek-v2-lite --nodes 4 --gpus-per-node 2 --size-mb 0.1 --extra-slots 4 "
+                          "--strategies eplb,zepp --failed-nodes 1 --timeline " + stem + ".json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto processes = [](const std::string& path) {
+    std::ifstream in(path);
+    const auto trace = nlohmann::json::parse(in);  // throws (fails the test) unless valid JSON
+    std::set<int> pids;
+    for (const auto& e : trace["traceEvents"])
+      if (e["ph"] == "X") pids.insert(e["pid"].get<int>());
+    return pids.size();
+  };
+  for (const char* s : {"eplb", "zepp"}) {
+    EXPECT_EQ(processes(stem + "-" + s + ".json"), 8u) << s;           // 4 nodes x 2 GPUs
+    EXPECT_EQ(processes(stem + "-" + s + "-degraded.json"), 6u) << s;  // 3 surviving nodes
+    EXPECT_TRUE(std::filesystem::exists(stem + "-" + s + "-degraded.svg")) << s;
+  }
 }
 
 struct BadArgs {
