@@ -28,6 +28,8 @@ void ModelFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--kv-cache-gb", kv_cache_gb, "Decode: KV cache per GPU in GB; context = the most tokens per sequence it holds (instead of --context)");
 }
 
+constexpr int64_t kMaxListedLayers = 4096;
+
 std::vector<int> parse_layers(const std::string& s) {
   if (s == "all") return {};
   std::vector<int> out;
@@ -41,7 +43,13 @@ std::vector<int> parse_layers(const std::string& s) {
       const int b = dash == std::string::npos ? a : std::stoi(item.substr(dash + 1), &used);
       require(dash == std::string::npos || used == item.size() - dash - 1, "--layers", "'" + item + "' is not a range");
       require(a >= 0 && b >= a, "--layers", "'" + item + "': layers are >= 0 and ranges ascend");
-      for (int l = a; l <= b; ++l) out.push_back(l);
+      // Bounded before the range is listed (0-2000000000 took 8 GB); no model has this many layers.
+      require(int64_t(out.size()) + (int64_t(b) - a + 1) <= kMaxListedLayers, "--layers",
+              fmt::format("'{}' names more than {} layers", s, kMaxListedLayers));
+      for (int l = a; l <= b; ++l) {
+        require(std::find(out.begin(), out.end(), l) == out.end(), "--layers", fmt::format("layer {} is listed twice", l));
+        out.push_back(l);
+      }
     } catch (const std::logic_error& e) {
       if (dynamic_cast<const ArgumentError*>(&e)) throw;
       throw ArgumentError("--layers: expected 'all' or layer numbers and ranges such as 1,5,9 or 1-4, got '" + s + "'");
@@ -97,6 +105,9 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   step.tokens = decode && f.batch ? *f.batch : int64_t(tokens_per_gpu(model, run.size_mb));
   require(step.tokens >= 1, "--size-mb",
           fmt::format("{:g} MiB per GPU holds less than one token of {} bytes", run.size_mb, model.token_bytes()));
+  require(double(step.tokens) * topo.num_gpus() * model.top_k < 2147483648.0, decode && f.batch ? "--batch" : "--size-mb",
+          fmt::format("{} tokens per GPU on {} GPUs at top-{} make more than 2^31 (token, expert) pairs in all",
+                      step.tokens, topo.num_gpus(), model.top_k));
   step.context = f.context ? *f.context : 1024;
   // A prefill prompt longer than a GPU's batch would be prefilled in chunks, each attending to the
   // earlier chunks' KV cache, which the step model does not include: it would time one prompt of

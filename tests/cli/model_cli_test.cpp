@@ -88,7 +88,10 @@ TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
            {"--layers 99", "--layers"},          {"--layers 1,x", "--layers"},     {"--layers 3-1", "--layers"},
            {"--layers 1 --phase sideways", "--phase"}, {"--layers 1 --batch 4", "--batch"},
            {"--layers 1 --phase decode --context 4 --kv-cache-gb 1", "--kv-cache-gb"},
-           {"--layers 1 --timeline t.json", "--timeline"}, {"--phase decode", "--phase"}}) {
+           {"--layers 1 --timeline t.json", "--timeline"}, {"--phase decode", "--phase"},
+           {"--layers 1,1", "--layers: layer 1 is listed twice"}, {"--layers 1,0-3", "--layers: layer 1 is listed twice"},
+           {"--layers 0-2000000000", "--layers: '0-2000000000' names more than 4096 layers"},
+           {"--layers 1 --phase decode --batch 2000000000", "--batch: 2000000000 tokens per GPU on 16 GPUs at top-6 make more"}}) {
     const auto r = run_zepp(base + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;
