@@ -81,6 +81,13 @@ it moved fast -0.2%, comet -5.8%, epic +0.15%, zepp +0.09%; docs/reproduction.md
 sensitivity gives its effect on every strategy over all 36 Figure 9 configurations. 128 dgx-h100 nodes (1,024 GPUs) at
 1 MiB, zepp alone, did not finish in 15 min (fair) nor in 25 min (pair) on this machine, sharing its 2 cores with builds.
 
+The issue's target command again (6 Dec 2026 02:58-03:07 UTC, commit 3eaa01a, load 3.4-5.5 on
+2 cores shared with builds): `zepp simulate --model kimi-k2 --nodes 32 --gpus-per-node 4
+--size-mb 64` took 327 s wall, 233.8 s CPU and 0.92 GB peak (target: 10 s, 2 GB); with
+`--link-sharing pair` 253 s wall, 203.5 s CPU, 0.92 GB, the latencies within 0.4% (zepp 30,256.6
+-> 30,154.8 us, a2av and eplb equal): pair sharing removes zepp's waves from the solver, not
+a2av's flow per GPU pair.
+
 Profiled (issue 21 item 3; perf, 1 Dec 2026 19:47 UTC, load 5-8 on 2 cores): `zepp simulate
 --model kimi-k2 --nodes 32 --gpus-per-node 4 --size-mb 64` took 124.7 s CPU (116.4 user + 8.3
 system; 181 s wall; 1.09 GB peak). Samples: the a2av, eplb and zepp simulations 32%, 39% and 18%,
