@@ -48,7 +48,7 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
 GEMM_FIELDS = ("hidden", "ffn", "peak_flops", "read_s", "launch_s")
 # Each figure's range (low, high, how the message writes it): sizes as ModelShape's int32 fields,
 # peak_flops and launch_s as `zepp simulate --peak-tflops / --kernel-launch-us` take them
-# (src/cli/float_flags.cpp), read_s up to 1e6 s (a weight read of days is a unit mistake).
+# (src/core/flag_ranges.cpp), read_s up to 1e6 s (a weight read of days is a unit mistake).
 _GEMM_RANGES = {"hidden": (1, INT32_MAX, f"in [1, {INT32_MAX}] elements"),
                 "ffn": (1, INT32_MAX, f"in [1, {INT32_MAX}] elements"),
                 "peak_flops": (1e6, 1e24, "in [1e6, 1e24] FLOP/s"),

@@ -11,7 +11,7 @@
 namespace zepp::cli {
 
 // Attaches the range check to every option of `app` and its subcommands, at any depth, whose
-// values are floating-point (CLI11 type FLOAT), by the flag's long name (src/cli/float_flags.cpp
+// values are floating-point (CLI11 type FLOAT), by the flag's long name (src/core/flag_ranges.cpp
 // lists them). A FLOAT option missing from that list still refuses NaN and infinities; the CLI
 // test (tests/cli/float_flags_cli_test.cpp) walks every subcommand's --help and fails until it is
 // listed with its range. Call after every subcommand is registered.
@@ -26,7 +26,7 @@ void check_integer_flags(CLI::App& app);
 
 // For values that reach the program another way (zepp.simulate's keywords): throws ArgumentError
 // "NAME: expected a number in [LO, HI] UNIT, got VALUE" unless `value` is in the range of `flag`
-// (a flag of src/cli/float_flags.cpp). NAME: `name`, or the flag itself when empty.
+// (a flag of src/core/flag_ranges.cpp). NAME: `name`, or the flag itself when empty.
 void require_flag_range(double value, const std::string& flag, const std::string& name = "");
 
 }  // namespace zepp::cli

@@ -161,7 +161,7 @@ Topology WorkloadFlags::cluster() const {
   require(nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(nodes));
   Topology t = cluster_topology(topology, nodes, "--topology");
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
-  // Ranges: src/cli/float_flags.cpp (the command line checks them while parsing; zepp.simulate here).
+  // Ranges: src/core/flag_ranges.cpp (the command line checks them while parsing; zepp.simulate here).
   auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {
     if (!v) return;
     require_flag_range(*v, flag);
