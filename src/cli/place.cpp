@@ -285,9 +285,10 @@ void run(const PlaceFlags& f) {
   check_budget(estimate_placement_cost(double(p.weight.size()), p.weight.empty() ? 0.0 : double(p.weight[0].size()),
                                        p.num_replicas, p.num_gpus,
                                        f.policy == "zepp"),
-               memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", kDefaultSecondsBudget,
+               memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", call_seconds_budget(),
                f.load_path.empty() ? "--trace" : "--load",
-               "place fewer layers, experts or replicas (the load file's weight and num_replicas)");
+               "place fewer layers, experts or replicas (the load file's weight and num_replicas; time budget: "
+               "ZEPP_MAX_SECONDS)");
   require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
   if (!f.output_path.empty()) check_output_file(f.output_path, "--output");
   EplbResult r;
