@@ -107,6 +107,11 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
                   "Per-batch metadata exchange and planning: model (charged in latency_us) or free (left out)")
       ->capture_default_str();
   cmd->callback([f, spec] {
+    require_distinct(f->workloads, "--workloads");
+    require_distinct(f->strategies, "--strategies");
+    require_distinct(f->topologies, "--topologies");
+    require_distinct(f->nodes, "--nodes");
+    require_distinct(f->sizes, "--sizes");
     f->opt.link_sharing = parse_link_sharing(f->link_sharing, "--link-sharing");
     require(f->planning == "model" || f->planning == "free", "--planning", "expected model or free, got '" + f->planning + "'");
     f->opt.strategy.planning = f->planning == "model" ? PlanningMode::Model : PlanningMode::Free;
@@ -130,6 +135,7 @@ struct Fig11Flags {
 
 void run_fig11_cmd(const Fig11Flags& f) {
   experiments::Fig11Spec spec = experiments::fig11_spec();
+  require_distinct(f.sizes, "--sizes");
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
   require_in_range(f.opt.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU, as fig9's

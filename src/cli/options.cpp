@@ -7,6 +7,7 @@
 
 #include "cli/float_flags.hpp"
 #include "core/error.hpp"
+#include "core/flag_ranges.hpp"
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
@@ -93,6 +94,25 @@ std::vector<std::string> strategy_list(const std::string& text, const std::strin
   require(!out.empty(), flag, "names no strategy");
   require(text.back() != ',', flag, "entry " + std::to_string(out.size() + 1) + " of '" + text + "' is empty");
   return out;
+}
+
+namespace {
+template <class T>
+void distinct(const std::vector<T>& values, const std::string& flag, std::string (*show)(const T&)) {
+  for (size_t i = 0; i < values.size(); ++i)
+    require(std::find(values.begin(), values.begin() + long(i), values[i]) == values.begin() + long(i), flag,
+            "names " + show(values[i]) + " twice");
+}
+}  // namespace
+
+void require_distinct(const std::vector<std::string>& values, const std::string& flag) {
+  distinct<std::string>(values, flag, [](const std::string& v) { return "'" + v + "'"; });
+}
+void require_distinct(const std::vector<int>& values, const std::string& flag) {
+  distinct<int>(values, flag, [](const int& v) { return std::to_string(v); });
+}
+void require_distinct(const std::vector<double>& values, const std::string& flag) {
+  distinct<double>(values, flag, [](const double& v) { return g_format(v); });
 }
 
 bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
@@ -293,6 +294,8 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
 void run_validate(const ValidateFlags& f) {
   require(f.repeat >= 1, "--repeat", "must be >= 1");
   require(!f.ranks.empty() && !f.workloads.empty(), "--ranks/--workloads", "name at least one");
+  require_distinct(f.ranks, "--ranks");
+  require_distinct(f.workloads, "--workloads");
   check_output_file(f.out, "--out");  // before measuring
   check_output_dir(f.results, "--results");
   nlohmann::json doc;

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/run_zepp.hpp"
 #include "../common/temp_dir.hpp"
@@ -305,6 +307,28 @@ TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
   expect_suggests_own_flags("experiment fig12", " --extra-slots 63" + drift);
   expect_suggests_own_flags("experiment replay", " --extra-slots 63" + drift);
+}
+
+// `experiment fig9 --nodes 4,4`, `--sizes 1,1.0` and `--strategies a2av,a2av,zepp` ran each
+// configuration twice and wrote its rows twice. Every comma-separated list flag of the
+// experiments refuses a value given twice (equal numbers included), naming the flag and the value.
+TEST(Hardening, ListFlagsRefuseAValueGivenTwice) {
+  const std::string sweep = " --traces /nonexistent --plots " + ::testing::TempDir();
+  const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"experiment fig9 --nodes 4,4" + sweep, "--nodes: names 4 twice"},
+           {"experiment fig9 --sizes 1,1.0" + sweep, "--sizes: names 1 twice"},
+           {"experiment fig9 --strategies a2av,a2av,zepp" + sweep, "--strategies: names 'a2av' twice"},
+           {"experiment fig9 --workloads kimi-k2,llama4-maverick,kimi-k2" + sweep, "--workloads: names 'kimi-k2' twice"},
+           {"experiment fig9 --topologies a100,h100,a100" + sweep, "--topologies: names 'a100' twice"},
+           {"experiment fig10 --nodes 2,4,2" + sweep, "--nodes: names 2 twice"},
+           {"experiment fig11 --sizes 2,2" + sweep, "--sizes: names 2 twice"},
+           {"experiment fig12 --workloads llama4,llama4" + drift, "--workloads: names 'llama4' twice"},
+           {"experiment replay --workloads qwen3,qwen3" + drift, "--workloads: names 'qwen3' twice"},
+           {"experiment iser-replay --ep 4,4" + drift, "--ep: names 4 twice"},
+           {"experiment iser-replay --helper-slots 3,3" + drift, "--helper-slots: names 3 twice"},
+           {"experiment validate --ranks 4,4 --traces /nonexistent", "--ranks: names 4 twice"}})
+    expect_refused(args, {"zepp: invalid argument: " + says});
 }
 
 // --predict was read after every rank had resolved the workload: a directory as an empty YAML
