@@ -99,6 +99,34 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   EXPECT_EQ(read_results(opt.csv_path).size(), 2u);
 }
 
+// --resume with a strategy the CSV lacks skipped every configuration already in it, so the new
+// strategy never ran: now each configuration runs the strategies it has no row for, once.
+TEST(Sweep, ResumeRunsTheStrategiesAConfigurationLacks) {
+  SweepOptions opt;
+  opt.csv_path = scratch("resume-strategies.csv").string();
+  opt.progress = nullptr;
+  SweepSpec spec = tiny_spec();
+  spec.strategies = {"a2av", "zepp"};
+  ASSERT_EQ(run_sweep(spec, opt), 1);
+  const std::string text = slurp(opt.csv_path);
+  const auto first = read_results(opt.csv_path);
+  ASSERT_EQ(first.size(), 2u);
+
+  opt.resume = true;
+  spec.strategies = {"a2av", "eplb", "zepp"};
+  EXPECT_EQ(run_sweep(spec, opt), 1);
+  EXPECT_EQ(slurp(opt.csv_path).substr(0, text.size()), text);  // earlier rows kept as they were
+  const auto rows = read_results(opt.csv_path);
+  ASSERT_EQ(rows.size(), 3u);  // a2av and zepp once each, eplb added
+  EXPECT_EQ(rows[2].strategy, "eplb");
+  EXPECT_GT(rows[2].latency_us, 0);
+  // Its speedup divides the same a2av latency as the kept rows (a2av simulated again, not written).
+  EXPECT_NEAR(rows[2].speedup_vs_a2av, first[0].latency_us / rows[2].latency_us, 1e-9);
+
+  EXPECT_EQ(run_sweep(spec, opt), 0);  // nothing lacking now
+  EXPECT_EQ(read_results(opt.csv_path).size(), 3u);
+}
+
 // Issue 15: a sweep killed by SIGKILL in the middle of writing its CSV (here: half the file
 // written, through the fault hook of write_results_atomically) loses nothing: --resume finishes
 // with every configuration exactly once and no torn row. Killed in the 2nd write (the first
