@@ -331,6 +331,20 @@ TEST(Hardening, ListFlagsRefuseAValueGivenTwice) {
     expect_refused(args, {"zepp: invalid argument: " + says});
 }
 
+// `experiment report` took a negative latency in a results CSV (nan and text were refused): the
+// report divided by it. Refused naming the file, line and column.
+TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
+  std::ifstream in(std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv");
+  std::string provenance, header, row;
+  std::getline(in, provenance), std::getline(in, header), std::getline(in, row);
+  size_t at = 0;  // column 13, latency_us
+  for (int comma = 0; comma < 12; ++comma) at = row.find(',', at) + 1;
+  const std::string latency = row.substr(at, row.find(',', at) - at);
+  const std::string csv = write_file("negative.csv", provenance + "\n" + header + "\n" + row.replace(at, latency.size(), "-" + latency) + "\n");
+  expect_refused("experiment report --fig9 " + csv + " --out " + ::testing::TempDir() + "/report.md",
+                 {"zepp: error: " + csv + ":3: expected a positive number in column latency_us, got '-" + latency + "'"});
+}
+
 // --predict was read after every rank had resolved the workload: a directory as an empty YAML
 // file ("DIR:1: expected a mapping ..., got an empty file"), a missing file as "cannot open the
 // topology file", each from every rank and then MPI_Abort. Refused first, naming the flag.

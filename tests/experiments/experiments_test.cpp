@@ -188,6 +188,7 @@ TEST(Sweep, RejectsBadOptions) {
     std::ofstream f(opt.csv_path);
     ResultRow r;
     r.experiment = "fig9";
+    r.latency_us = r.speedup_vs_a2av = 1;
     f << provenance_line() << csv_header() << csv_line(r);
   }
   opt.resume = true;
@@ -270,6 +271,8 @@ TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   };
   ResultRow r;
   r.experiment = "fig9";
+  r.latency_us = 12.5;
+  r.speedup_vs_a2av = 1;
   const std::string good = csv_line(r);
   expect_error("", "1: expected the header");
   expect_error("a,b,c\n", "1: expected the header");
@@ -280,6 +283,17 @@ TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   std::string bad = good;
   bad.replace(bad.find(",0,0,,0,"), 8, ",0,x,,0,");  // layer column is not a number
   expect_error(csv_header() + bad, "2: expected a number in column layer");
+  // A negative or zero latency was taken (nan and text were refused): the report divided by it.
+  for (const auto& [latency, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"-12.5", "2: expected a positive number in column latency_us, got '-12.5'"},
+           {"0", "2: expected a positive number in column latency_us, got '0'"}}) {
+    std::string row = good;
+    row.replace(row.find(",12.5,"), 6, "," + latency + ",");
+    expect_error(csv_header() + row, expected);
+  }
+  std::string negative_bytes = good;
+  negative_bytes.replace(negative_bytes.find(",12.5,1,0,"), 10, ",12.5,1,-8,");
+  expect_error(csv_header() + negative_bytes, "2: expected a non-negative number in column inter_node_bytes, got '-8'");
   EXPECT_THROW(read_results((p.string() + ".missing")), InputError);
 }
 
