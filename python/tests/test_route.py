@@ -227,6 +227,21 @@ def test_route_rank_names_bad_arguments():
         router.route_rank(ids, 0, plan)  # rank 0 counted nothing
 
 
+def test_plan_refuses_counts_whose_sum_passes_the_bound():
+    """Counts near 2**62 overflowed the planner's int64 sums silently and counts scaled by 2**58
+    raised RuntimeError: their sum is bounded by MAX_LOAD (1e15 pairs, as load files are)."""
+    router = zepp.Router(PHY2LOG, 2, 4)
+    expected = r"^counts: expected entries summing to at most 1e15 pairs \(MAX_LOAD\), got "
+    with pytest.raises(ValueError, match=expected + "4.612e\\+18$"):
+        router.plan(np.full((4, 4), 2**62 // 16, dtype=np.int64))
+    with pytest.raises(ValueError, match=expected + "3.459e\\+19$"):
+        router.plan(np.arange(16, dtype=np.int64).reshape(4, 4) * 2**58)
+    at_bound = np.zeros((4, 4), dtype=np.int64)
+    at_bound[1, 3] = 10**15
+    plan = router.plan(at_bound)
+    assert plan.sum() == 10**15 and plan[:, 1].sum() == 10**15
+
+
 def test_benchmark_script_reports_its_workload_and_every_call():
     """The benchmark's work, not its speed: the batch and placement it describes, every call in its
     row (the script checks each result against zepp.route), best <= median, and each argsort row

@@ -8,7 +8,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import INT32_MAX, array, check_routing, count, shape_of
+from ._args import INT32_MAX, MAX_LOAD, array, check_routing, count, shape_of
 from ._tensors import Caller, host, is_tensor
 
 
@@ -264,7 +264,9 @@ class Router:
             (on GPU p // (num_slots / num_gpus)). `out` when given.
 
         Raises:
-            ValueError naming counts (shape, non-integer or negative entries) or out.
+            ValueError naming counts (shape, non-integer or negative entries, entries summing to
+            more than MAX_LOAD = 1e15 pairs, as load files are bounded: the planner's int64 sums
+            overflowed near 2**62) or out.
         """
         caller = Caller(counts)
         c = host(counts)
@@ -273,6 +275,9 @@ class Router:
         shape = (self.num_gpus, self.num_experts)
         if c.shape != shape:
             raise ValueError(f"counts: expected shape {shape} (num_gpus, num_experts), got {c.shape}")
+        total = c.sum(dtype=np.float64)  # float: an int64 sum would wrap; negatives: the core names them
+        if total > MAX_LOAD:
+            raise ValueError(f"counts: expected entries summing to at most 1e15 pairs (MAX_LOAD), got {total:.4g}")
         if out is None:
             out = np.empty((self.num_slots, self.num_gpus), dtype=np.int64)
         elif not (isinstance(out, np.ndarray) and out.shape == (self.num_slots, self.num_gpus)
