@@ -182,7 +182,8 @@ class Router:
 
         Raises:
             ValueError naming topk_ids, src_rank or out: wrong dimensions, lengths or dtype, k = 0,
-            non-integer entries, ids or ranks out of range (the first offending entry is named).
+            non-integer entries, ids or ranks out of range (the first offending entry is named), a
+            token naming an expert twice (the token and the expert are named; -1 may repeat).
         """
         caller = Caller(topk_ids)
         shape = shape_of(topk_ids)  # the pairs' cost before any copy (a broadcast view may be huge)
@@ -233,8 +234,8 @@ class Router:
             [num_experts] int64 numpy array (`out` when given).
 
         Raises:
-            ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1)
-            or out.
+            ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1, a
+            token naming an expert twice) or out.
         """
         caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
@@ -301,7 +302,7 @@ class Router:
             [T, k] numpy array of topk_ids' dtype (int64 when converted), `out` when given.
 
         Raises:
-            ValueError naming rank, topk_ids, plan or out; "counts: more/fewer tokens for
+            ValueError naming rank, topk_ids (as `route`), plan or out; "counts: more/fewer tokens for
             (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
         """
         caller = Caller(topk_ids)
@@ -375,7 +376,8 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1, g
 
     Raises:
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks
-        out of range, an expert without a slot, counts that do not divide, slack outside [0, 1),
+        out of range, a token naming an expert twice ("topk_ids: token 3 selects expert 5 twice
+        ..."; -1 padding may repeat), an expert without a slot, counts that do not divide, slack outside [0, 1),
         gemm that is not None or a dict of exactly the five figures, or a figure that is not a
         number in its range (naming the key, e.g. "gemm['read_s']: expected a number in
         [0, 1e6] s, got -1.0"): hidden, ffn in [1, 2**31 - 1], peak_flops in [1e6, 1e24],
