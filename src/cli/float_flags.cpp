@@ -40,8 +40,11 @@ std::string check_whole(const std::string& text, bool is_unsigned) {
   if (!whole) return "expected a whole number, got '" + text + "'";
   // The flag's own range is checked once the value is read (its message names it); here only
   // what the flag's type can hold.
+  // The bound the value passed, not the type's whole range: no count flag takes negatives, and
+  // "--nodes: expected ... [-2147483648, ..." suggested it did.
   if (!fits)
-    return "expected a whole number in " + std::string(is_unsigned ? "[0, 18446744073709551615]" : "[-2147483648, 2147483647]") +
+    return "expected a whole number " +
+           std::string(is_unsigned ? "<= 18446744073709551615" : text[0] == '-' ? ">= -2147483648" : "<= 2147483647") +
            ", got '" + text + "'";
   return "";
 }

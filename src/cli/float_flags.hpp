@@ -20,7 +20,7 @@ void check_float_flags(CLI::App& app);
 // Attaches to every integer option of `app` and its subcommands (CLI11 type INT: an int; UINT:
 // --seed's uint64_t) a check that the value is a whole decimal number of that type: "1e9" or "2.5"
 // exit with status 2 and "--FLAG: expected a whole number, got 'VALUE'", "99999999999" with
-// "--FLAG: expected a whole number in [LO, HI], got 'VALUE'" (what the type holds). Each flag's
+// "--FLAG: expected a whole number <= 2147483647, got 'VALUE'" (what the type holds). Each flag's
 // own range is checked after parsing, naming it (e.g. --swap-horizon in [1, 1000000]).
 void check_integer_flags(CLI::App& app);
 

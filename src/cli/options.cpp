@@ -160,7 +160,9 @@ ModelShape WorkloadFlags::model_shape() const {
   set_positive(top_k, "--top-k", m.top_k);
   set_positive(hidden, "--hidden", m.hidden);
   set_positive(ffn, "--ffn", m.ffn);
-  require(m.top_k <= m.num_experts, "--top-k", "exceeds the expert count");
+  require(m.top_k <= m.num_experts, "--top-k",
+          std::to_string(m.top_k) + " exceeds the expert count " + std::to_string(m.num_experts) +
+              " (--experts or the model's); expected at most that many");
   return m;
 }
 

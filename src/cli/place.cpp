@@ -199,9 +199,13 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
       require(row < previous->num_layers(), "--previous",
               f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
                   std::to_string(p.weight.size()));
+      // The count the user set: the load file's num_replicas, or --trace's cluster and --extra-slots;
+      // a placement of the survivors (a --failed-gpus output) is not one of the whole cluster.
       require(previous->num_slots == p.num_replicas, "--previous",
-              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected num_replicas = " +
-                  std::to_string(p.num_replicas));
+              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected " +
+                  (f.load_path.empty() ? "(ceil(E / G) + --extra-slots) x G" : f.load_path + "'s num_replicas") +
+                  " = " + std::to_string(p.num_replicas) + ": " + std::to_string(S) + " slots on each of the " +
+                  std::to_string(p.num_gpus) + " GPUs, lost ones included");
       opt.previous.assign(previous->phy2log.begin() + size_t(row) * previous->num_slots,
                           previous->phy2log.begin() + size_t(row + 1) * previous->num_slots);
       for (int32_t e : opt.previous)

@@ -345,6 +345,29 @@ TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
                  {"zepp: error: " + csv + ":3: expected a positive number in column latency_us, got '-" + latency + "'"});
 }
 
+// A fresh user's review: messages that hid what was given or said the wrong thing.
+TEST(Hardening, MessagesNameWhatWasGiven) {
+  // "A subcommand is required", without the word typed.
+  expect_refused("bogus", {"zepp: invalid argument: unknown subcommand 'bogus' of zepp; expected one of simulate, place, "
+                           "experiment, run, presets, calibrate"});
+  expect_refused("experiment bogus", {"unknown subcommand 'bogus' of zepp experiment; expected one of fig9, fig10, "});
+  // 0.000000 MiB.
+  expect_refused("simulate --executor estimate --size-mb 1e-300",
+                 {"--size-mb: 1e-300 MiB per GPU holds less than one token of 14336 bytes"});
+  // "--top-k: exceeds the expert count", no numbers.
+  expect_refused("simulate --executor estimate --experts 1", {"--top-k: 8 exceeds the expert count 1"});
+  // "an empty file": /proc files read 0 bytes by their size.
+  expect_refused("simulate --executor estimate --model kimi-k2 --trace /proc/self/status",
+                 {"/proc/self/status: expected a regular file of trace data, got a special file whose size reads 0"});
+  // A survivors' placement (a --failed-gpus output, 3 of 4 GPUs) as --previous: the count named
+  // is the one the load file sets, with what it means.
+  const std::string load = write_file("four_gpus.json", R"({"weight": [[5, 3, 2, 1]], "num_replicas": 8, "num_groups": 1, "num_nodes": 1, "num_gpus": 4})");
+  const std::string survivors = write_file("survivors.json", R"({"phy2log": [[0, 1, 2, 3, 0, 1]]})");
+  expect_refused("place --policy zepp --load " + load + " --previous " + survivors,
+                 {"--previous: " + survivors + " has 6 slots per layer, expected " + load +
+                  "'s num_replicas = 8: 2 slots on each of the 4 GPUs, lost ones included"});
+}
+
 // --predict was read after every rank had resolved the workload: a directory as an empty YAML
 // file ("DIR:1: expected a mapping ..., got an empty file"), a missing file as "cannot open the
 // topology file", each from every rank and then MPI_Abort. Refused first, naming the flag.
