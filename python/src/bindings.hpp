@@ -2,6 +2,7 @@
 // package python/zepp, which validates arguments and converts them before calling these.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <pybind11/numpy.h>
@@ -23,6 +24,15 @@ Array<T> to_numpy(std::vector<T>&& data, std::vector<pb::ssize_t> shape) {
   auto* owner = new std::vector<T>(std::move(data));
   pb::capsule free_when_done(owner, [](void* p) { delete static_cast<std::vector<T>*>(p); });
   return Array<T>(shape, owner->data(), free_when_done);
+}
+
+// `text` as a Python str, bytes that are not UTF-8 written as \xNN escapes: file names and file
+// contents reach messages and names as they are, and pybind11's strict decoding raised
+// UnicodeDecodeError (or left an empty message) on one invalid byte.
+inline pb::str lenient_str(const std::string& text) {
+  PyObject* s = PyUnicode_DecodeUTF8(text.data(), pb::ssize_t(text.size()), "backslashreplace");
+  if (!s) throw pb::error_already_set();
+  return pb::reinterpret_steal<pb::str>(s);
 }
 
 // A cluster of `nodes` x `gpus_per_node` GPUs, other fields from the h100 preset (placement.cpp).

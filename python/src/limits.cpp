@@ -23,6 +23,7 @@ void bind_limits(pb::module_& m) {
                  smaller);
   });
   m.def("memory_budget_bytes", &memory_budget_bytes);
+  m.def("seconds_budget", &call_seconds_budget);  // ZEPP_MAX_SECONDS or 60 s, as `zepp place`
 }
 
 }  // namespace zepp::py

@@ -1,8 +1,23 @@
 // The `_zepp` extension module. Zepp's InputError (bad file contents) and ArgumentError (bad
 // arguments) both reach Python as ValueError, with Zepp's message naming the file or argument.
+#include "bindings.hpp"
+
 #include "core/error.hpp"
 #include "core/input_bounds.hpp"
-#include "bindings.hpp"
+
+namespace {
+
+// ValueError(message), invalid UTF-8 escaped (lenient_str): PyErr_SetString's strict decoding
+// turned a message quoting one such byte of a file name or content into ValueError('').
+void set_value_error(const char* message) {
+  try {
+    PyErr_SetObject(PyExc_ValueError, zepp::py::lenient_str(message).ptr());
+  } catch (pybind11::error_already_set& e) {
+    e.restore();  // no memory for the message: that error stands
+  }
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_zepp, m) {
   m.doc() = "Compiled core of the zepp package; use `import zepp`, which documents and validates every call.";
@@ -12,9 +27,9 @@ PYBIND11_MODULE(_zepp, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const zepp::InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_value_error(e.what());
     } catch (const zepp::ArgumentError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_value_error(e.what());
     }
   });
   zepp::py::bind_placement(m);

@@ -76,7 +76,7 @@ std::string simulate_settings(const pb::dict& s) {
   const auto names = cli::strategy_list(joined, "strategies", true);
   const auto executor = s["executor"].cast<std::string>();
 
-  // Every float keyword in the range of its flag (src/cli/float_flags.cpp), the error naming the keyword.
+  // Every float keyword in the range of its flag (src/core/flag_ranges.cpp), the error naming the keyword.
   for (const char* key : {"size_mb", "history_fraction", "zipf", "balance_slack", "nic_slack", "nvlink_gbps", "nic_gbps",
                           "nvlink_latency_us", "nic_latency_us", "peak_tflops", "hbm_tbps", "kernel_launch_us"}) {
     if (!s.contains(key) || s[key].is_none()) continue;

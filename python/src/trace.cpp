@@ -27,7 +27,9 @@ void bind_trace(pb::module_& m) {
                                             to_numpy(std::move(layer.request), {T}),
                                             to_numpy(std::move(layer.step), {T}));
     }
-    return pb::make_tuple(trace.format, trace.num_experts, layers, trace.requests);
+    pb::list requests;  // names from file names and contents: any bytes
+    for (const std::string& name : trace.requests) requests.append(lenient_str(name));
+    return pb::make_tuple(trace.format, trace.num_experts, layers, requests);
   });
   m.def("model_preset", [](const std::string& name) {
     ModelShape s = model_preset(name);

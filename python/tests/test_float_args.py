@@ -60,7 +60,7 @@ def test_every_float_keyword_refuses_values_out_of_range_naming_itself(function,
 
 
 def test_ranges_are_the_programs():
-    # zepp.simulate's keywords share `zepp simulate`'s flag ranges (src/cli/float_flags.cpp).
+    # zepp.simulate's keywords share `zepp simulate`'s flag ranges (src/core/flag_ranges.cpp).
     with pytest.raises(ValueError, match=r"^zipf: expected a number in \[0, 1000\], got 1001$"):
         zepp.simulate(nodes=2, executor="estimate", zipf=1001)
     with pytest.raises(ValueError, match=r"^nic_gbps: expected a number in \[1e-06, 1e\+06\] GB/s, got 2e\+06$"):

@@ -103,7 +103,7 @@ def test_nonsense_values_are_refused_naming_the_argument():
     _refused("zepp.simulate(split='no')", ["split: expected True or False"])
     message = _refused("zepp.simulate(extra_slots=10**9)", ["extra_slots: expected an integer <= 65536"])
     assert "-" not in message.split("got")[-1]
-    _refused("zepp.simulate(kernel_launch_us=1e308)", ["kernel_launch_us: expected a number in (0, 1e+06] us, got 1e+308"])
+    _refused("zepp.simulate(kernel_launch_us=1e308)", ["kernel_launch_us: expected a number in [0, 1e+06] us, got 1e+308"])
     _refused("zepp.simulate(balance_slack=float('nan'))", ["balance_slack"])
 
 

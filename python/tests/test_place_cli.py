@@ -42,3 +42,20 @@ def test_version_agrees_with_the_program():
     if result.returncode != 0:
         pytest.skip("this zepp program has no --version yet")
     assert zepp.__version__ and zepp.__version__ in result.stdout.split(), (zepp.__version__, result.stdout)
+
+
+def test_program_and_module_refuse_the_same_placement_size(tmp_path):
+    """num_replicas 4e8: Python refused it while `zepp place` took memory without end; both have the
+    budget of src/pipeline/cost.hpp call_seconds_budget (60 s, ZEPP_MAX_SECONDS). 1e8 replicas: over
+    60 s while the estimate's 1.6 GB fits most machines, so time is what refuses."""
+    load = tmp_path / "big.json"
+    weight = [[1.0, 2.0, 3.0, 4.0]]
+    load.write_text(json.dumps({"weight": weight, "num_replicas": 100_000_000, "num_groups": 1, "num_nodes": 1,
+                                "num_gpus": 4}))
+    result = subprocess.run([program(), "place", "--policy", "eplb", "--load", load], capture_output=True, text=True)
+    assert result.returncode == 2
+    with pytest.raises(ValueError) as e:
+        zepp.rebalance_experts(np.array(weight), 100_000_000, 1, 1, 4)
+    for message in (result.stderr, str(e.value)):
+        assert "this run needs about 1.64 GB and 70 s (4 GPUs x 4 experts" in message
+        assert "more than the 60 s allowed" in message

@@ -227,6 +227,37 @@ def test_route_rank_names_bad_arguments():
         router.route_rank(ids, 0, plan)  # rank 0 counted nothing
 
 
+def test_plan_refuses_counts_whose_sum_passes_the_bound():
+    """Counts near 2**62 overflowed the planner's int64 sums silently and counts scaled by 2**58
+    raised RuntimeError: their sum is bounded by MAX_LOAD (1e15 pairs, as load files are)."""
+    router = zepp.Router(PHY2LOG, 2, 4)
+    expected = r"^counts: expected entries summing to at most 1e15 pairs \(MAX_LOAD\), got "
+    with pytest.raises(ValueError, match=expected + "4.612e\\+18$"):
+        router.plan(np.full((4, 4), 2**62 // 16, dtype=np.int64))
+    with pytest.raises(ValueError, match=expected + "3.459e\\+19$"):
+        router.plan(np.arange(16, dtype=np.int64).reshape(4, 4) * 2**58)
+    at_bound = np.zeros((4, 4), dtype=np.int64)
+    at_bound[1, 3] = 10**15
+    plan = router.plan(at_bound)
+    assert plan.sum() == 10**15 and plan[:, 1].sum() == 10**15
+
+
+def test_a_token_naming_an_expert_twice_is_refused():
+    """The trace readers refuse a token whose top-k names an expert twice; route and Router took it."""
+    router = zepp.Router(PHY2LOG, 2, 4)
+    ids = np.array([[0, 1], [2, 2]], dtype=np.int32)
+    expected = r"^topk_ids: token 1 selects expert 2 twice \(entries \[1, 0\] and \[1, 1\]\)"
+    with pytest.raises(ValueError, match=expected):
+        zepp.route(ids, [0, 1], PHY2LOG, 2, 4)
+    with pytest.raises(ValueError, match=expected):
+        router.route(ids, np.array([0, 1], dtype=np.int32))
+    with pytest.raises(ValueError, match=expected):
+        router.count(ids)
+    with pytest.raises(ValueError, match=expected):
+        router.route_rank(ids.astype(np.int64), 1, router.plan(np.zeros((4, 4), dtype=np.int64)))
+    np.testing.assert_array_equal(zepp.route([[3, -1, -1]], [0], PHY2LOG, 2, 4), [[3, -1, -1]])  # padding repeats
+
+
 def test_benchmark_script_reports_its_workload_and_every_call():
     """The benchmark's work, not its speed: the batch and placement it describes, every call in its
     row (the script checks each result against zepp.route), best <= median, and each argsort row

@@ -26,6 +26,13 @@ def test_contract_shapes_and_consistency():
     np.testing.assert_array_equal(ZeppEplbPolicy.rebalance_experts(weight, 24, 4, 2, 8, phy2log), phy2log)
 
 
+def test_plan_rebalance_names_a_context_without_its_fields():
+    """plan_rebalance(None) raised AttributeError ('NoneType' object has no attribute ...)."""
+    with pytest.raises(TypeError, match="^context: expected vLLM's EplbRebalanceContext .*got NoneType without "
+                                        "load_window_cpu$"):
+        ZeppEplbPolicy().plan_rebalance(None)
+
+
 def test_classmethod_on_the_class_and_bad_arguments():
     assert isinstance(ZeppEplbPolicy.__dict__["rebalance_experts"], classmethod)
     with pytest.raises(ValueError, match="^num_ranks"):

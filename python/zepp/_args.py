@@ -2,7 +2,6 @@
 
 import math
 import operator
-import os
 
 import numpy as np
 
@@ -12,22 +11,12 @@ from ._tensors import host
 
 INT32_MAX = 2**31 - 1
 
-# CPU seconds one call may take: calls whose sizes give a longer estimate (pipeline/cost.hpp, the
-# estimate `zepp` makes) are refused before any work. ZEPP_MAX_SECONDS overrides it.
-SECONDS_BUDGET = 60.0
-
-
 def seconds_budget():
-    text = os.environ.get("ZEPP_MAX_SECONDS")
-    if text is None:
-        return SECONDS_BUDGET
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"ZEPP_MAX_SECONDS: expected a positive number of seconds, got {text!r}")
-    return value
+    """CPU seconds one call may take, as `zepp place` allows (call_seconds_budget of
+    src/pipeline/cost.hpp): ZEPP_MAX_SECONDS when set, else 60. Calls whose sizes give a longer
+    estimate (the estimate `zepp` makes) are refused before any work; ValueError for a
+    ZEPP_MAX_SECONDS that is not a positive number."""
+    return _zepp.seconds_budget()
 
 
 def check_placement(layers, experts, slots, gpus, zepp, name):

@@ -43,7 +43,7 @@ def placement_maps(weight, num_replicas, num_groups, num_nodes, num_gpus, policy
 
 
 # Bytes of one expert or of one layer's moves: at most a petabyte (as `zepp place --max-moved-mb`,
-# src/cli/float_flags.cpp), so that moves x expert_bytes cannot overflow to inf.
+# src/core/flag_ranges.cpp), so that moves x expert_bytes cannot overflow to inf.
 MAX_BYTES = 1e15
 
 

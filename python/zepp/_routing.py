@@ -8,7 +8,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import INT32_MAX, array, check_routing, count, shape_of
+from ._args import INT32_MAX, MAX_LOAD, array, check_routing, count, shape_of
 from ._tensors import Caller, host, is_tensor
 
 
@@ -48,7 +48,7 @@ def _check_cluster(phy2log, num_nodes, num_gpus, balance_slack):
 GEMM_FIELDS = ("hidden", "ffn", "peak_flops", "read_s", "launch_s")
 # Each figure's range (low, high, how the message writes it): sizes as ModelShape's int32 fields,
 # peak_flops and launch_s as `zepp simulate --peak-tflops / --kernel-launch-us` take them
-# (src/cli/float_flags.cpp), read_s up to 1e6 s (a weight read of days is a unit mistake).
+# (src/core/flag_ranges.cpp), read_s up to 1e6 s (a weight read of days is a unit mistake).
 _GEMM_RANGES = {"hidden": (1, INT32_MAX, f"in [1, {INT32_MAX}] elements"),
                 "ffn": (1, INT32_MAX, f"in [1, {INT32_MAX}] elements"),
                 "peak_flops": (1e6, 1e24, "in [1e6, 1e24] FLOP/s"),
@@ -182,7 +182,8 @@ class Router:
 
         Raises:
             ValueError naming topk_ids, src_rank or out: wrong dimensions, lengths or dtype, k = 0,
-            non-integer entries, ids or ranks out of range (the first offending entry is named).
+            non-integer entries, ids or ranks out of range (the first offending entry is named), a
+            token naming an expert twice (the token and the expert are named; -1 may repeat).
         """
         caller = Caller(topk_ids)
         shape = shape_of(topk_ids)  # the pairs' cost before any copy (a broadcast view may be huge)
@@ -233,8 +234,8 @@ class Router:
             [num_experts] int64 numpy array (`out` when given).
 
         Raises:
-            ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1)
-            or out.
+            ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1, a
+            token naming an expert twice) or out.
         """
         caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
@@ -264,7 +265,9 @@ class Router:
             (on GPU p // (num_slots / num_gpus)). `out` when given.
 
         Raises:
-            ValueError naming counts (shape, non-integer or negative entries) or out.
+            ValueError naming counts (shape, non-integer or negative entries, entries summing to
+            more than MAX_LOAD = 1e15 pairs, as load files are bounded: the planner's int64 sums
+            overflowed near 2**62) or out.
         """
         caller = Caller(counts)
         c = host(counts)
@@ -273,6 +276,9 @@ class Router:
         shape = (self.num_gpus, self.num_experts)
         if c.shape != shape:
             raise ValueError(f"counts: expected shape {shape} (num_gpus, num_experts), got {c.shape}")
+        total = c.sum(dtype=np.float64)  # float: an int64 sum would wrap; negatives: the core names them
+        if total > MAX_LOAD:
+            raise ValueError(f"counts: expected entries summing to at most 1e15 pairs (MAX_LOAD), got {total:.4g}")
         if out is None:
             out = np.empty((self.num_slots, self.num_gpus), dtype=np.int64)
         elif not (isinstance(out, np.ndarray) and out.shape == (self.num_slots, self.num_gpus)
@@ -296,7 +302,7 @@ class Router:
             [T, k] numpy array of topk_ids' dtype (int64 when converted), `out` when given.
 
         Raises:
-            ValueError naming rank, topk_ids, plan or out; "counts: more/fewer tokens for
+            ValueError naming rank, topk_ids (as `route`), plan or out; "counts: more/fewer tokens for
             (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
         """
         caller = Caller(topk_ids)
@@ -370,7 +376,8 @@ def route(topk_ids, src_rank, phy2log, num_nodes, num_gpus, balance_slack=0.1, g
 
     Raises:
         ValueError naming the argument: wrong dimensions or lengths, non-integer ids, ids or ranks
-        out of range, an expert without a slot, counts that do not divide, slack outside [0, 1),
+        out of range, a token naming an expert twice ("topk_ids: token 3 selects expert 5 twice
+        ..."; -1 padding may repeat), an expert without a slot, counts that do not divide, slack outside [0, 1),
         gemm that is not None or a dict of exactly the five figures, or a figure that is not a
         number in its range (naming the key, e.g. "gemm['read_s']: expected a number in
         [0, 1e6] s, got -1.0"): hidden, ffn in [1, 2**31 - 1], peak_flops in [1e6, 1e24],

@@ -103,7 +103,7 @@ void check_flags(CalibrateFlags& f) {
   require(f.opt.hidden > 0 && f.opt.ffn > 0, "--hidden/--ffn", "give the expert shape to time (--model or --hidden and --ffn, positive)");
   f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens", 1 << 20);
   f.opt.message_bytes = parse_list<double>(f.message_bytes, "--message-bytes", 1 << 30);
-  if (f.nic_gbps) f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;  // range: src/cli/float_flags.cpp
+  if (f.nic_gbps) f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;  // range: src/core/flag_ranges.cpp
   // Before MPI starts: main prints the error once (rank 0), where each rank printed it.
   require(f.opt.repeat >= 1 && f.opt.repeat <= 1000, "--repeat", "must be in [1, 1000]");
   if (!f.output.empty()) check_output_file(f.output, "--output");  // before measuring

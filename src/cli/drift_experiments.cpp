@@ -66,6 +66,7 @@ std::vector<Case> named_cases(const std::vector<Case>& all, const std::vector<st
     if (std::find(known.begin(), known.end(), c.workload) == known.end()) known.push_back(c.workload);
   std::string listed;
   for (const auto& k : known) listed += (listed.empty() ? "" : ", ") + k;
+  require_distinct(names, "--workloads");
   for (const auto& n : names)
     require(std::find(known.begin(), known.end(), n) != known.end(), "--workloads",
             "unknown workload '" + n + "', expected some of " + listed);
@@ -123,6 +124,8 @@ struct IserFlags {
 };
 
 void run_iser(IserFlags f) {
+  require_distinct(f.opt.ep, "--ep");
+  require_distinct(f.opt.helper_slots, "--helper-slots");
   const std::vector<IserReplayCase> cases = named_cases(iser_replay_cases(), f.workloads);
   const std::string base = f.out_dir + "/iser-replay";
   check_output_dir(f.out_dir, "--out");

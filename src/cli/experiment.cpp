@@ -90,7 +90,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--traces", f->opt.traces_dir, "Folder of the real traces (shared/data/traces)")->capture_default_str();
   cmd->add_option("--csv", f->opt.csv_path, "Results CSV (default: PLOTS/" + name + ".csv); rewritten unless --resume");
   cmd->add_option("--plots", f->plots_dir, "Folder for the CSV default, the SVG figures and their gnuplot scripts")->capture_default_str();
-  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and skip configurations already in it");
+  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and run only the rows it lacks: new configurations, and strategies of --strategies a configuration has no row for");
   cmd->add_option("--jobs", f->opt.jobs, "Configurations simulated at once (default: CPU count)");
   cmd->add_option("--workloads", f->workloads, "Only these workloads (comma-separated)")->delimiter(',');
   cmd->add_option("--strategies", f->strategies, "Strategies to run (comma-separated; must include a2av)")->delimiter(',');
@@ -107,6 +107,11 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
                   "Per-batch metadata exchange and planning: model (charged in latency_us) or free (left out)")
       ->capture_default_str();
   cmd->callback([f, spec] {
+    require_distinct(f->workloads, "--workloads");
+    require_distinct(f->strategies, "--strategies");
+    require_distinct(f->topologies, "--topologies");
+    require_distinct(f->nodes, "--nodes");
+    require_distinct(f->sizes, "--sizes");
     f->opt.link_sharing = parse_link_sharing(f->link_sharing, "--link-sharing");
     require(f->planning == "model" || f->planning == "free", "--planning", "expected model or free, got '" + f->planning + "'");
     f->opt.strategy.planning = f->planning == "model" ? PlanningMode::Model : PlanningMode::Free;
@@ -130,6 +135,7 @@ struct Fig11Flags {
 
 void run_fig11_cmd(const Fig11Flags& f) {
   experiments::Fig11Spec spec = experiments::fig11_spec();
+  require_distinct(f.sizes, "--sizes");
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
   require_in_range(f.opt.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU, as fig9's

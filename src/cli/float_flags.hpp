@@ -11,7 +11,7 @@
 namespace zepp::cli {
 
 // Attaches the range check to every option of `app` and its subcommands, at any depth, whose
-// values are floating-point (CLI11 type FLOAT), by the flag's long name (src/cli/float_flags.cpp
+// values are floating-point (CLI11 type FLOAT), by the flag's long name (src/core/flag_ranges.cpp
 // lists them). A FLOAT option missing from that list still refuses NaN and infinities; the CLI
 // test (tests/cli/float_flags_cli_test.cpp) walks every subcommand's --help and fails until it is
 // listed with its range. Call after every subcommand is registered.
@@ -20,13 +20,13 @@ void check_float_flags(CLI::App& app);
 // Attaches to every integer option of `app` and its subcommands (CLI11 type INT: an int; UINT:
 // --seed's uint64_t) a check that the value is a whole decimal number of that type: "1e9" or "2.5"
 // exit with status 2 and "--FLAG: expected a whole number, got 'VALUE'", "99999999999" with
-// "--FLAG: expected a whole number in [LO, HI], got 'VALUE'" (what the type holds). Each flag's
+// "--FLAG: expected a whole number <= 2147483647, got 'VALUE'" (what the type holds). Each flag's
 // own range is checked after parsing, naming it (e.g. --swap-horizon in [1, 1000000]).
 void check_integer_flags(CLI::App& app);
 
 // For values that reach the program another way (zepp.simulate's keywords): throws ArgumentError
 // "NAME: expected a number in [LO, HI] UNIT, got VALUE" unless `value` is in the range of `flag`
-// (a flag of src/cli/float_flags.cpp). NAME: `name`, or the flag itself when empty.
+// (a flag of src/core/flag_ranges.cpp). NAME: `name`, or the flag itself when empty.
 void require_flag_range(double value, const std::string& flag, const std::string& name = "");
 
 }  // namespace zepp::cli

@@ -59,6 +59,27 @@ int leave_together(int status) {
   return status;
 }
 
+// "unknown subcommand 'WORD' of zepp experiment; expected one of fig9, fig10, ..." when the
+// command line gives a word where a subcommand was expected (CLI11 said only "A subcommand is
+// required"), else "".
+std::string unknown_subcommand(CLI::App& app) {
+  CLI::App* at = &app;
+  std::string path = "zepp";
+  while (!at->get_subcommands().empty()) {  // the parsed ones, deepest last
+    at = at->get_subcommands().front();
+    path += " " + at->get_name();
+  }
+  if (at->get_require_subcommand_min() == 0 || !at->get_subcommands().empty()) return "";
+  for (const std::string& word : at->remaining()) {
+    if (word.empty() || word[0] == '-') continue;
+    std::string names;
+    for (const CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; }))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    return "unknown subcommand '" + word + "' of " + path + "; expected one of " + names;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +106,10 @@ int main(int argc, char** argv) {
     }
   } catch (const CLI::ParseError& e) {
     if (quiet) return leave_together(e.get_exit_code() == 0 ? 0 : 2);
+    if (const std::string unknown = unknown_subcommand(app); !unknown.empty()) {
+      std::fprintf(stderr, "zepp: invalid argument: %s\nRun with --help for more information.\n", unknown.c_str());
+      return leave_together(2);
+    }
     return leave_together(app.exit(e) == 0 ? 0 : 2);
   } catch (const zepp::InputError& e) {
     if (!quiet) std::fprintf(stderr, "zepp: error: %s\n", e.what());

@@ -7,6 +7,7 @@
 
 #include "cli/float_flags.hpp"
 #include "core/error.hpp"
+#include "core/flag_ranges.hpp"
 #include "core/presets.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
@@ -95,6 +96,25 @@ std::vector<std::string> strategy_list(const std::string& text, const std::strin
   return out;
 }
 
+namespace {
+template <class T>
+void distinct(const std::vector<T>& values, const std::string& flag, std::string (*show)(const T&)) {
+  for (size_t i = 0; i < values.size(); ++i)
+    require(std::find(values.begin(), values.begin() + long(i), values[i]) == values.begin() + long(i), flag,
+            "names " + show(values[i]) + " twice");
+}
+}  // namespace
+
+void require_distinct(const std::vector<std::string>& values, const std::string& flag) {
+  distinct<std::string>(values, flag, [](const std::string& v) { return "'" + v + "'"; });
+}
+void require_distinct(const std::vector<int>& values, const std::string& flag) {
+  distinct<int>(values, flag, [](const int& v) { return std::to_string(v); });
+}
+void require_distinct(const std::vector<double>& values, const std::string& flag) {
+  distinct<double>(values, flag, [](const double& v) { return g_format(v); });
+}
+
 bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
 
 std::string strategy_label(const std::string& name, const StrategyOptions& o) { return variant_label(name, o); }
@@ -140,7 +160,9 @@ ModelShape WorkloadFlags::model_shape() const {
   set_positive(top_k, "--top-k", m.top_k);
   set_positive(hidden, "--hidden", m.hidden);
   set_positive(ffn, "--ffn", m.ffn);
-  require(m.top_k <= m.num_experts, "--top-k", "exceeds the expert count");
+  require(m.top_k <= m.num_experts, "--top-k",
+          std::to_string(m.top_k) + " exceeds the expert count " + std::to_string(m.num_experts) +
+              " (--experts or the model's); expected at most that many");
   return m;
 }
 
@@ -161,7 +183,7 @@ Topology WorkloadFlags::cluster() const {
   require(nodes >= 1, "--nodes", "must be at least 1, got " + std::to_string(nodes));
   Topology t = cluster_topology(topology, nodes, "--topology");
   set_positive(gpus_per_node, "--gpus-per-node", t.gpus_per_node);
-  // Ranges: src/cli/float_flags.cpp (the command line checks them while parsing; zepp.simulate here).
+  // Ranges: src/core/flag_ranges.cpp (the command line checks them while parsing; zepp.simulate here).
   auto set = [](const std::optional<double>& v, const char* flag, double& field, double scale) {
     if (!v) return;
     require_flag_range(*v, flag);

@@ -75,6 +75,14 @@ void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bo
 // numbers) or a name the strategy registry does not know (pipeline/strategy.hpp); with
 // `variants`, a variant's name ("zepp/no-split", pipeline/variants.hpp) is taken too.
 std::vector<std::string> strategy_list(const std::string& text, const std::string& flag, bool variants = false);
+
+// Throws ArgumentError "FLAG: names VALUE twice" for the first value a comma-separated list flag
+// (CLI11 ->delimiter(',')) gives twice: `--nodes 4,4`, `--sizes 1,1.0` (equal numbers) or
+// `--strategies a2av,a2av` ran the configuration twice and wrote its rows twice.
+void require_distinct(const std::vector<std::string>& values, const std::string& flag);
+void require_distinct(const std::vector<int>& values, const std::string& flag);
+void require_distinct(const std::vector<double>& values, const std::string& flag);
+
 // Strategies built on Zepp's plan, which Zepp's ablation flags change (zepp+hot adds replicas to
 // it, zepp+swaps swaps, zepp-overlap keeps contiguous experts): every name starting with "zepp".
 bool takes_zepp_ablations(const std::string& name);

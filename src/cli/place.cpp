@@ -199,9 +199,13 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
       require(row < previous->num_layers(), "--previous",
               f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
                   std::to_string(p.weight.size()));
+      // The count the user set: the load file's num_replicas, or --trace's cluster and --extra-slots;
+      // a placement of the survivors (a --failed-gpus output) is not one of the whole cluster.
       require(previous->num_slots == p.num_replicas, "--previous",
-              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected num_replicas = " +
-                  std::to_string(p.num_replicas));
+              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected " +
+                  (f.load_path.empty() ? "(ceil(E / G) + --extra-slots) x G" : f.load_path + "'s num_replicas") +
+                  " = " + std::to_string(p.num_replicas) + ": " + std::to_string(S) + " slots on each of the " +
+                  std::to_string(p.num_gpus) + " GPUs, lost ones included");
       opt.previous.assign(previous->phy2log.begin() + size_t(row) * previous->num_slots,
                           previous->phy2log.begin() + size_t(row + 1) * previous->num_slots);
       for (int32_t e : opt.previous)
@@ -285,9 +289,10 @@ void run(const PlaceFlags& f) {
   check_budget(estimate_placement_cost(double(p.weight.size()), p.weight.empty() ? 0.0 : double(p.weight[0].size()),
                                        p.num_replicas, p.num_gpus,
                                        f.policy == "zepp"),
-               memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", kDefaultSecondsBudget,
+               memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", call_seconds_budget(),
                f.load_path.empty() ? "--trace" : "--load",
-               "place fewer layers, experts or replicas (the load file's weight and num_replicas)");
+               "place fewer layers, experts or replicas (the load file's weight and num_replicas; time budget: "
+               "ZEPP_MAX_SECONDS)");
   require(f.output_format.empty() == f.output_path.empty(), "--output", "--output-format and --output go together");
   if (!f.output_path.empty()) check_output_file(f.output_path, "--output");
   EplbResult r;

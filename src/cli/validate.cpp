@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
@@ -309,23 +310,18 @@ bool launcher_found(const std::string& mpirun) {
 void check_flags(const ValidateFlags& f) {
   require(f.repeat >= 1 && f.repeat <= 1000, "--repeat", "expected [1, 1000], got " + std::to_string(f.repeat));
   require(!f.ranks.empty() && !f.workloads.empty(), "--ranks/--workloads", "name at least one");
-  for (size_t i = 0; i < f.ranks.size(); ++i) {
-    const int r = f.ranks[i];
+  require_distinct(f.ranks, "--ranks");
+  require_distinct(f.workloads, "--workloads");
+  for (const int r : f.ranks)
     require(r >= 2 && r <= 1024 && r % 2 == 0, "--ranks",
             "expected even rank counts in [2, 1024] (2 nodes of ranks/2 GPUs), got " + std::to_string(r));
-    require(std::find(f.ranks.begin(), f.ranks.begin() + long(i), r) == f.ranks.begin() + long(i), "--ranks",
-            "names " + std::to_string(r) + " twice");
-  }
   require(f.hidden >= 1 && f.hidden <= 65536, "--hidden", "expected [1, 65536], got " + std::to_string(f.hidden));
   require(f.ffn >= 1 && f.ffn <= 65536, "--ffn", "expected [1, 65536], got " + std::to_string(f.ffn));
-  for (size_t i = 0; i < f.workloads.size(); ++i) {
-    const std::string& key = f.workloads[i];
+  for (const std::string& key : f.workloads) {
     const WorkloadSpec* w = nullptr;
     for (const auto& s : kWorkloads)
       if (key == s.key) w = &s;
     require(w != nullptr, "--workloads", "unknown workload '" + key + "', expected deepseek, llama4 or mixtral");
-    require(std::find(f.workloads.begin(), f.workloads.begin() + long(i), key) == f.workloads.begin() + long(i),
-            "--workloads", "names '" + key + "' twice");
     if (f.from_results) continue;
     const std::string trace = (fs::path(f.traces) / w->folder).string();
     require(fs::exists(trace), "--traces", "trace " + trace + " is absent");

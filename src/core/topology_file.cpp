@@ -16,6 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/excerpt.hpp"
+#include "core/flag_ranges.hpp"
 #include "core/input_bounds.hpp"
 #include "core/presets.hpp"
 
@@ -187,6 +188,17 @@ double parse_flops(const std::string& text, const std::string& where) {
 
 namespace {
 
+// A figure the file gives in base units, in the range of the command-line flag that sets the same
+// figure (`scale`: base units per unit of the flag, 1e-6 s for --nic-latency-us): files and flags
+// share one table (core/flag_ranges.hpp), so a 1e5 s latency that aborted SimGrid is refused here.
+double in_flag_range_of(double value, const char* flag, double scale, const std::string& where) {
+  const FlagRange* range = flag_range(flag);
+  if (!in_flag_range(value / scale, range))
+    throw InputError(where + expected_in(range) + " (the range of " + flag + "), got " + g_format(value / scale) +
+                     range->unit);
+  return value;
+}
+
 // The file's topology; with compute.model measured, its curves into *gemm (when not null).
 Topology parse_topology_file(const std::string& path, int nodes, std::vector<GemmCurve>* gemm) {
   require(nodes >= 1, "nodes", "must be at least 1, got " + std::to_string(nodes));
@@ -202,6 +214,11 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
   check_unique_keys(parsed, path);
   const YAML::Node& doc = parsed;  // const: lookups never add keys
   const FileReader r(path);
+  auto figure = [&r](const YAML::Node& node, const std::string& field, double (*parse)(const std::string&, const std::string&),
+                     const char* flag, double scale) {
+    const std::string where = r.where(node, field);
+    return in_flag_range_of(parse(r.scalar(node, field), where), flag, scale, where);
+  };
   r.check_keys(doc, "", {"base", "name", "gpus_per_node", "nvlink", "nic", "compute", "calibration"}, true);
   const bool has_base = bool(doc["base"]);
   Topology t;
@@ -230,10 +247,8 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
       else if (m == "per-pair") t.nvlink_model = NvlinkModel::PerPair;
       else throw InputError(r.where(nv["model"], "nvlink.model") + "expected switch or per-pair, got '" + excerpt(m) + "'");
     }
-    if (nv["bandwidth"])
-      t.nvlink_bw = parse_bandwidth(r.scalar(nv["bandwidth"], "nvlink.bandwidth"), r.where(nv["bandwidth"], "nvlink.bandwidth"));
-    if (nv["latency"])
-      t.nvlink_latency = parse_duration(r.scalar(nv["latency"], "nvlink.latency"), r.where(nv["latency"], "nvlink.latency"));
+    if (nv["bandwidth"]) t.nvlink_bw = figure(nv["bandwidth"], "nvlink.bandwidth", parse_bandwidth, "--nvlink-gbps", 1e9);
+    if (nv["latency"]) t.nvlink_latency = figure(nv["latency"], "nvlink.latency", parse_duration, "--nvlink-latency-us", 1e-6);
   }
   if (const YAML::Node nic = doc["nic"]) {
     r.check_keys(nic, "nic", {"per_node", "bandwidth", "latency"}, has_base);
@@ -245,10 +260,8 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
                          " (each GPU has its own NIC, paper §6.1; shared NICs are not modelled), got " +
                          std::to_string(per_node));
     }
-    if (nic["bandwidth"])
-      t.nic_bw = parse_bandwidth(r.scalar(nic["bandwidth"], "nic.bandwidth"), r.where(nic["bandwidth"], "nic.bandwidth"));
-    if (nic["latency"])
-      t.nic_latency = parse_duration(r.scalar(nic["latency"], "nic.latency"), r.where(nic["latency"], "nic.latency"));
+    if (nic["bandwidth"]) t.nic_bw = figure(nic["bandwidth"], "nic.bandwidth", parse_bandwidth, "--nic-gbps", 1e9);
+    if (nic["latency"]) t.nic_latency = figure(nic["latency"], "nic.latency", parse_duration, "--nic-latency-us", 1e-6);
   }
   if (const YAML::Node c = doc["compute"]) {
     r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch", "gemm"}, true);  // first: c may be a scalar
@@ -268,11 +281,10 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
       std::vector<GemmCurve> curves = read_gemm_curves(r, c["gemm"]);
       if (gemm) *gemm = std::move(curves);
     }
-    if (c["peak"]) t.compute.peak_flops = parse_flops(r.scalar(c["peak"], "compute.peak"), r.where(c["peak"], "compute.peak"));
-    if (c["hbm"]) t.compute.hbm_bw = parse_bandwidth(r.scalar(c["hbm"], "compute.hbm"), r.where(c["hbm"], "compute.hbm"));
+    if (c["peak"]) t.compute.peak_flops = figure(c["peak"], "compute.peak", parse_flops, "--peak-tflops", 1e12);
+    if (c["hbm"]) t.compute.hbm_bw = figure(c["hbm"], "compute.hbm", parse_bandwidth, "--hbm-tbps", 1e12);
     if (c["kernel_launch"])
-      t.compute.kernel_launch =
-          parse_duration(r.scalar(c["kernel_launch"], "compute.kernel_launch"), r.where(c["kernel_launch"], "compute.kernel_launch"));
+      t.compute.kernel_launch = figure(c["kernel_launch"], "compute.kernel_launch", parse_duration, "--kernel-launch-us", 1e-6);
   }
   // A base preset's NICs follow its GPUs; a file that changes gpus_per_node keeps one NIC per GPU.
   return t;

@@ -9,7 +9,8 @@ namespace zepp {
 // Reads a topology file into a Topology with `nodes` nodes. Every field is required unless the
 // file names a preset as `base`, whose values the file's fields then override. Throws
 // InputError("FILE:LINE: FIELD: expected ..., got ...") on malformed files (unknown fields,
-// values without units, non-positive bandwidths, NICs per node other than GPUs per node).
+// values without units, figures outside the range of the flag that overrides them, e.g. nic.latency
+// outside --nic-latency-us's [0, 1e6] us (core/flag_ranges.hpp), NICs per node other than GPUs per node).
 Topology read_topology_file(const std::string& path, int nodes);
 
 // `--topology` as users give it: a preset name (core/presets.hpp) or the path of a topology

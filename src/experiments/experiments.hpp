@@ -47,7 +47,7 @@ SweepSpec fig10_spec();
 struct SweepOptions {
   std::string traces_dir = "../shared/data/traces";
   std::string csv_path;
-  bool resume = false;      // keep the CSV and skip configurations already in it
+  bool resume = false;      // keep the CSV and run only the (configuration, strategy) rows it lacks
   int jobs = 1;             // configurations simulated at once (forked workers)
   uint64_t seed = 1;
   StrategyOptions strategy; // R, C, ... (paper §6.1: R = 2)
@@ -60,9 +60,10 @@ struct SweepOptions {
 // sweep's flags): milliseconds, where the sweep found it only when that configuration ran.
 void check_sweep(const SweepSpec& spec, const StrategyOptions& opt);
 
-// Runs every configuration of `spec` not yet in the CSV (with resume) in up to `jobs` forked
-// workers, appending each finished configuration's rows at once. Returns the number of
-// configurations run. Throws ArgumentError naming the option (jobs < 1, no a2av, empty lists,
+// Runs every configuration of `spec` in up to `jobs` forked workers, appending each finished
+// configuration's rows at once; with resume only the strategies of a configuration that the CSV
+// lacks (a2av's latency, which speedups divide, is simulated again when its row is there).
+// Returns the number of configurations run. Throws ArgumentError naming the option (jobs < 1, no a2av, empty lists,
 // an unknown strategy, a configuration that cannot be placed (check_sweep), a CSV from another
 // sweep or with another header under resume),
 // InputError for a malformed CSV, and std::runtime_error naming the configuration when one

@@ -182,8 +182,22 @@ std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenan
         throw InputError(where + "expected a number in field " + std::to_string(i + 1) + ", got '" + f[i] + "'");
       return v;
     };
+    // Times, rates and speedups were measured: never negative, and a step of 0 ms divides to inf.
+    auto measured = [&](size_t i, bool positive) {
+      const double v = num(i);
+      if (v < 0 || (positive && v == 0)) {
+        const std::string header(kHeader);
+        size_t at = 0;
+        for (size_t c = 0; c < i; ++c) at = header.find(',', at) + 1;
+        throw InputError(where + "expected a " + (positive ? "positive" : "non-negative") + " number in field " +
+                         std::to_string(i + 1) + " (" + header.substr(at, header.find_first_of(",\n", at) - at) +
+                         "), got '" + f[i] + "'");
+      }
+      return v;
+    };
     if (f[1] != "prefill" && f[1] != "decode") throw InputError(where + "expected phase prefill or decode, got '" + f[1] + "'");
-    rows.push_back({num(0), f[1], f[2], int64_t(num(3)), int64_t(num(4)), num(5), num(6), num(7), num(8), num(9)});
+    rows.push_back({num(0), f[1], f[2], int64_t(num(3)), int64_t(num(4)), measured(5, true), measured(6, false),
+                    measured(7, false), measured(8, true), measured(9, true)});
   });
   if (header) throw InputError(path + ":1: expected the header, got an empty file");
   return rows;

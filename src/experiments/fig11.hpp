@@ -50,7 +50,8 @@ std::vector<Fig11Row> run_fig11(const Fig11Spec& spec, const std::string& traces
 
 // The CSV's text, its first line saying which program made it (core/provenance.hpp).
 std::string fig11_csv(const std::vector<Fig11Row>& rows);
-// Throws InputError "FILE:LINE: expected ..." on another header or a malformed row. `made_by`:
+// Throws InputError "FILE:LINE: expected ..." on another header or a malformed row (a step_ms,
+// tokens_per_s or speedup that is not positive, a negative moe_ms or non_moe_ms). `made_by`:
 // the provenance line's content, nullopt for a file written before zepp recorded it.
 std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenance>* made_by = nullptr);
 

@@ -39,11 +39,13 @@ struct Config {
   std::string topology;
   int nodes;
   double size_mb;
+  std::vector<std::string> strategies;  // the rows to write: spec's strategies not yet in the CSV
   std::string key() const { return config_key(workload->name, topology, nodes, size_mb); }
   std::string label() const { return fmt::format("{} {} N={} {}MB", workload->name, topology, nodes, size_mb); }
 };
 
-// All strategies on one configuration; returns its CSV lines.
+// The configuration's strategies (and a2av, whose latency every speedup divides, when its row is
+// already in the CSV); returns the CSV lines of c.strategies.
 std::string run_config(const Config& c, const SweepSpec& spec, const SweepOptions& opt) {
   const ModelShape model = model_preset(c.workload->model);
   Topology topo = cluster_topology(c.topology, c.nodes);
@@ -57,8 +59,11 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
   so.optimal = false;  // the exact routing optimum is not part of these figures
   so.timeline = false;
 
+  std::vector<std::string> names = c.strategies;
+  const bool a2av_written = std::find(names.begin(), names.end(), "a2av") != names.end();
+  if (!a2av_written) names.push_back("a2av");
   std::vector<StrategyOutcome> outs;
-  for (const auto& name : spec.strategies) {
+  for (const auto& name : names) {
     StrategyOptions variant = so;
     const std::string base = strategy_variant(name, variant);
     outs.push_back(run_strategy(base, w, model, topo, variant, ExecutorKind::Sim));
@@ -68,7 +73,7 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
     if (o.name == "a2av") a2av = o.result.latency_s;
 
   std::string lines;
-  for (size_t i = 0; i < outs.size(); ++i) {
+  for (size_t i = 0; i < c.strategies.size(); ++i) {
     const StrategyOutcome& o = outs[i];
     ResultRow r;
     r.experiment = spec.experiment;
@@ -82,7 +87,7 @@ std::string run_config(const Config& c, const SweepSpec& spec, const SweepOption
     r.gpus = topo.num_gpus();
     r.size_mb = c.size_mb;
     r.tokens_per_gpu = w.tokens_per_gpu;
-    r.strategy = spec.strategies[i];
+    r.strategy = c.strategies[i];
     r.latency_us = o.result.latency_s * 1e6;
     r.speedup_vs_a2av = a2av / o.result.latency_s;
     r.inter_node_bytes = o.result.inter_node_bytes;
@@ -161,10 +166,11 @@ void check_sweep(const SweepSpec& spec, const StrategyOptions& opt) {
 int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   validate(spec, opt);
 
-  // Configurations already in the CSV (resume) are skipped; otherwise the CSV starts afresh.
-  // The CSV is rewritten whole and atomically after each configuration (write_results_atomically):
-  // a sweep killed at any moment leaves complete configurations only, each once.
-  std::set<std::string> done;
+  // Rows already in the CSV (resume) are kept and not run again: a configuration runs only the
+  // strategies it lacks (a strategy added to --strategies runs on every configuration), otherwise
+  // the CSV starts afresh. The CSV is rewritten whole and atomically after each configuration
+  // (write_results_atomically): a sweep killed at any moment leaves complete configurations only.
+  std::map<std::string, std::set<std::string>> done;  // configuration -> strategies in the CSV
   const bool keep = opt.resume && std::filesystem::exists(opt.csv_path);
   std::string csv = provenance_line() + csv_header();
   if (keep) {
@@ -178,7 +184,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     for (const ResultRow& r : kept) {
       require(r.experiment == spec.experiment, "--resume",
               opt.csv_path + " holds results of " + r.experiment + ", not " + spec.experiment);
-      done.insert(config_key(r));
+      done[config_key(r)].insert(r.strategy);
     }
     std::ifstream in(opt.csv_path, std::ios::binary);  // read_results accepted it: kept as it is
     csv.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -195,18 +201,21 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     traces.emplace(ws.trace, std::move(t));
   }
   std::vector<Config> pending;
-  int skipped = 0;
+  int skipped = 0, partial = 0;
   for (const auto& ws : spec.workloads)
     for (const auto& topo : spec.topologies)
       for (int n : spec.nodes)
         for (double mb : spec.sizes_mb) {
-          Config c{&ws, ws.trace.empty() ? nullptr : traces.at(ws.trace).get(), topo, n, mb};
-          if (done.count(c.key())) ++skipped;
-          else pending.push_back(c);
+          Config c{&ws, ws.trace.empty() ? nullptr : traces.at(ws.trace).get(), topo, n, mb, {}};
+          const auto in_csv = done.find(c.key());
+          for (const auto& s : spec.strategies)
+            if (in_csv == done.end() || !in_csv->second.count(s)) c.strategies.push_back(s);
+          if (c.strategies.empty()) ++skipped;
+          else pending.push_back(c), partial += in_csv != done.end();
         }
-  if (opt.progress && skipped)
-    std::fprintf(opt.progress, "[%s] resuming: %d configurations already in %s\n", spec.experiment.c_str(), skipped,
-                 opt.csv_path.c_str());
+  if (opt.progress && (skipped || partial))
+    std::fprintf(opt.progress, "[%s] resuming: %d configurations already in %s, %d more run only the strategies it lacks\n",
+                 spec.experiment.c_str(), skipped, opt.csv_path.c_str(), partial);
 
   struct Worker {
     pid_t pid;

@@ -94,6 +94,14 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
       throw InputError(path + ":" + std::to_string(line) + ": expected " + std::to_string(columns) + " fields, got " +
                        std::to_string(f.size()) + " (an interrupted write? delete this line and rerun with --resume)");
     auto num = [&](size_t i) { return number(path, line, kColumns[i], f[i]); };
+    // What was measured is never negative, and a latency or speedup of 0 divides to inf.
+    auto at_least = [&](size_t i, bool positive) {
+      const double v = num(i);
+      if (v < 0 || (positive && v == 0))
+        throw InputError(path + ":" + std::to_string(line) + ": expected a " + (positive ? "positive" : "non-negative") +
+                         " number in column " + kColumns[i] + ", got '" + f[i] + "'");
+      return v;
+    };
     ResultRow r;
     r.experiment = f[0];
     r.workload = f[1];
@@ -107,22 +115,22 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
     r.size_mb = num(9);
     r.tokens_per_gpu = int64_t(num(10));
     r.strategy = f[11];
-    r.latency_us = num(12);
-    r.speedup_vs_a2av = num(13);
-    r.inter_node_bytes = num(14);
-    r.nvlink_bytes = num(15);
-    r.max_nic_bytes = num(16);
-    r.imbalance = num(17);
-    r.comm_hidden_fraction = num(18);
-    r.max_compute_us = num(19);
-    r.routing_wall_us = num(20);
+    r.latency_us = at_least(12, true);
+    r.speedup_vs_a2av = at_least(13, true);
+    r.inter_node_bytes = at_least(14, false);
+    r.nvlink_bytes = at_least(15, false);
+    r.max_nic_bytes = at_least(16, false);
+    r.imbalance = at_least(17, false);
+    r.comm_hidden_fraction = at_least(18, false);
+    r.max_compute_us = at_least(19, false);
+    r.routing_wall_us = at_least(20, false);
     if (columns == kBeforePlanning) {  // nothing was charged then
       r.planning = "free";
       rows.push_back(std::move(r));
       return;
     }
-    r.metadata_us = num(21);
-    r.planning_us = num(22);
+    r.metadata_us = at_least(21, false);
+    r.planning_us = at_least(22, false);
     r.planning = f[23];
     if (r.planning != "model" && r.planning != "free")
       throw InputError(path + ":" + std::to_string(line) + ": expected model or free in column planning, got '" +

@@ -44,8 +44,9 @@ std::string config_key(const std::string& workload, const std::string& topology,
 // Reads a CSV written by csv_header/csv_line, after its provenance line (core/provenance.hpp;
 // absent in files written before it existed: `made_by` is then nullopt). A file written before
 // the planning columns (the header ends at routing_wall_us) is read with planning "free". Throws InputError
-// "FILE:LINE: expected ..." on another header, a row with the wrong number of fields, or a field
-// that is not a number where one is expected; InputError "FILE: cannot read" when the file cannot
+// "FILE:LINE: expected ..." on another header, a row with the wrong number of fields, a field
+// that is not a number where one is expected, a latency_us or speedup_vs_a2av that is not
+// positive, or a negative measure (bytes, imbalance, times); InputError "FILE: cannot read" when the file cannot
 // be opened; the file's size and lines are bounded before parsing (core/input_bounds.hpp).
 std::vector<ResultRow> read_results(const std::string& path, std::optional<Provenance>* made_by = nullptr);
 

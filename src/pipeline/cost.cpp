@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "core/error.hpp"
@@ -83,6 +84,16 @@ CostEstimate estimate_routing_cost(double slots, double experts, double gpus, do
   c.bytes = kBase + 16 * slots + gpus * experts * kPerGpuExpert + 16 * pairs;
   c.seconds = (slots + gpus * experts) * kSecondsPerSlot + pairs * kSecondsPerPair;
   return c;
+}
+
+double call_seconds_budget() {
+  const char* text = std::getenv("ZEPP_MAX_SECONDS");
+  if (!text) return kCallSecondsBudget;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  require(*text && *end == '\0' && std::isfinite(v) && v > 0, "ZEPP_MAX_SECONDS",
+          "expected a positive number of seconds, got '" + std::string(text) + "'");
+  return v;
 }
 
 namespace {

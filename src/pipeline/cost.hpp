@@ -22,9 +22,16 @@ struct CostEstimate {
   std::string text() const;
 };
 
-// The default time budget of one command or Python call (--max-minutes, python: max_seconds
-// of zepp._args): runs estimated longer are refused before they start.
+// The default time budget of a simulating command (--max-minutes): runs estimated longer are
+// refused before they start.
 constexpr double kDefaultSecondsBudget = 3600;
+
+// The time budget of one placement or routing call, `zepp place` and the Python functions alike,
+// so the program and the library refuse the same sizes (EPLB with num_replicas 4e8 took memory
+// without end in `zepp place` while Python refused it): ZEPP_MAX_SECONDS when set, else 60 s.
+// Throws ArgumentError "ZEPP_MAX_SECONDS: expected a positive number of seconds, got 'TEXT'".
+constexpr double kCallSecondsBudget = 60;
+double call_seconds_budget();
 
 // Peak memory of building the workload and running `strategies` strategies on it: per pair the
 // batch, each strategy's routing and plan; per (GPU, expert) the demand matrices and routing

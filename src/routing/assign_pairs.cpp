@@ -495,6 +495,8 @@ void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out*
       ++demand_[size_t(ids[q]) * G + s];
     }
   }
+  last_token_.resize(size_t(E_));
+  check_distinct_ids(topk, T, k, E_, last_token_.data());
   plan_.resize(size_t(S_) * G);
   route_counts(demand_, plan_);
   const Tokens<Id, Src, Out> tokens{topk, slot_of_pair, k, T, src, nullptr, true};
@@ -518,6 +520,8 @@ void Router::count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> cou
     else if (topk[p] != -1)
       bad_id(topk, p / k, k, int(p % k), E_);
   }
+  std::vector<int64_t> last(static_cast<size_t>(E_));  // const, and called without the Router's lock: scratch of its own
+  check_distinct_ids(topk, T, k, E_, last.data());
 }
 
 template <class Id, class Out>
@@ -534,6 +538,8 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
   if (!ids_in_range(topk, P, E_))
     for (int64_t p = 0; p < P; ++p)
       if (uint64_t(int64_t(topk[p]) + 1) >= E1) bad_id(topk, p / k, k, int(p % k), E_);
+  if (last_token_.size() < size_t(E_)) last_token_.resize(size_t(E_));
+  check_distinct_ids(topk, T, k, E_, last_token_.data());
   if (ents_.size() < size_t(S_)) ents_.resize(size_t(S_));  // one GPU's keys, in row 0
   if (keys_.size() < size_t(E_)) keys_.resize(size_t(E_));
   if (fixed_.size() < size_t(E_) + 1) fixed_.resize(size_t(E_) + 1), left_.resize(size_t(E_) + 1);

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/types.hpp"
 
 namespace zepp::routing_detail {
@@ -45,6 +46,30 @@ bool ids_in_range(const Id* ids, int64_t n, int num_experts) {
     acc |= y | ~(y - E1);
   }
   return !(acc >> (8 * sizeof(U) - 1));
+}
+
+// Throws ArgumentError("topk_ids: token T selects expert E twice (entries [T, A] and [T, B]) ...")
+// for the first token whose k ids name an expert twice, -1 padding aside: the trace readers
+// refuse such a token, and routing served the one expert twice. Ids must be in range already
+// (ids_in_range); `last` [num_experts] is scratch: the last token seen selecting each expert.
+template <class Id>
+void check_distinct_ids(const Id* ids, int64_t T, int k, int num_experts, int64_t* last) {
+  if (k == 1) return;
+  std::fill_n(last, num_experts, int64_t(-1));
+  for (int64_t t = 0; t < T; ++t)
+    for (int q = 0; q < k; ++q) {
+      const int64_t e = int64_t(ids[t * k + q]);
+      if (e < 0) continue;  // padding
+      if (last[e] == t) {
+        int a = 0;
+        while (int64_t(ids[t * k + a]) != e) ++a;
+        throw ArgumentError("topk_ids: token " + std::to_string(t) + " selects expert " + std::to_string(e) +
+                            " twice (entries [" + std::to_string(t) + ", " + std::to_string(a) + "] and [" +
+                            std::to_string(t) + ", " + std::to_string(q) +
+                            "]); expected distinct experts within a token's top-k (-1 pads)");
+      }
+      last[e] = t;
+    }
 }
 
 // Runs fn(w, n) for w = 0 .. n - 1, worker 0 on the calling thread, the others on their own

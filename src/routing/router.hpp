@@ -101,14 +101,15 @@ class Router {
   // src [T] the GPU of each token; writes slot_of_pair [T * k] in the caller's order. The same
   // slots as route_counts + assign on the batch that lists each GPU's tokens in the caller's
   // order; the tokens are read in place, in order (no regrouping). Throws ArgumentError naming
-  // "topk_ids" or "src_rank" for an id out of range.
+  // "topk_ids" or "src_rank" for an id out of range, "topk_ids" for a token naming an expert twice.
   template <class Id, class Src, class Out>
   void route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads = 1);
 
   // ---- Per-rank planning (protocol, invariant and proof: the opening comment). ----
 
   // Step 1. counts [E] is overwritten with the rank's pairs per expert, topk [T * k] its
-  // tokens' expert ids. Throws ArgumentError("topk_ids: ...") naming the first id out of range.
+  // tokens' expert ids. Throws ArgumentError("topk_ids: ...") naming the first id out of range or
+  // the first token naming an expert twice.
   template <class Id>
   void count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> counts) const;
 
@@ -120,7 +121,8 @@ class Router {
 
   // Step 4. The slots of rank `rank`'s T tokens, topk [T * k] -> slot_of_pair [T * k] (the
   // caller's order), from m = plan's result. Allocates nothing once warm. Throws
-  // ArgumentError("rank: ...") outside [0, G), ("topk_ids: ...") for an id out of range,
+  // ArgumentError("rank: ...") outside [0, G), ("topk_ids: ...") for an id out of range or a token
+  // naming an expert twice,
   // ("plan: ...") for a wrong size of m, ("counts: more/fewer tokens for (src_gpu, expert) ...")
   // when the tokens are not the ones counted into m's column `rank`.
   template <class Id, class Out>
@@ -209,6 +211,7 @@ class Router {
   int64_t remote_visits_ = 0;
   std::vector<int64_t> demand_, plan_;
   std::vector<int32_t> even_next_;  // even_rank's replica cursor per expert
+  std::vector<int64_t> last_token_;  // check_distinct_ids' scratch [E] (route_tokens, route_rank)
 };
 
 // Route every MoE layer of one iteration: routers[l] is bound to layer l's placement,

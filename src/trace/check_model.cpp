@@ -10,7 +10,7 @@ namespace zepp {
 // Messages are built only on failure: the loop visits every (token, k) id of the trace.
 void check_trace_matches_model(const Trace& trace, const ModelShape& model) {
   const auto fail = [&](const std::string& what) {
-    throw ArgumentError("trace: trace " + trace.path + " and model " + model.name + " disagree: " + what);
+    throw ArgumentError("trace: " + trace.path + " and model " + model.name + " disagree: " + what);
   };
   require(model.num_experts > 0 && model.top_k > 0, "model", model.name + " needs num_experts and top_k > 0");
   for (const auto& [layer, lt] : trace.layers) {

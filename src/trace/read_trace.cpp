@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <system_error>
@@ -146,6 +147,13 @@ bool blank(std::string_view text) {
   return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
+// A file whose size reads 0 but which yields bytes when read (/proc, /sys): read by its size, it
+// looked empty and was reported as "an empty file".
+bool special_with_content(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return in.get() != std::ifstream::traits_type::eof();
+}
+
 struct Detected {
   std::string format;
   std::string why;  // what in the file chose the format, for error messages
@@ -218,6 +226,9 @@ Trace read_trace_located(const std::string& path, std::map<int, std::string>& la
       if (!f.unreadable.empty()) throw InputError(f.unreadable);
       if (auto error = simdjson::padded_string::load(f.path).get(text))
         throw InputError(f.path + ": expected a readable file (" + simdjson::error_message(error) + ")");
+      if (text.size() == 0 && special_with_content(f.path))
+        throw InputError(f.path + ": expected a regular file of trace data, got a special file whose size reads 0 "
+                                  "although it has content (as /proc and /sys files): copy it to a file first");
       if (blank(std::string_view(text.data(), text.size()))) {  // no tokens in it, nothing lost
         trace.skipped_empty.push_back(f.path);
         continue;

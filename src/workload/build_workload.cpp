@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/flag_ranges.hpp"
 #include "core/gate.hpp"
 #include "workload/builders.hpp"
 #include "workload/size.hpp"
@@ -77,7 +78,7 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
           "model", model.name + " needs num_experts >= top_k >= 1, hidden >= 1 and bytes_per_elem >= 1");
   require(topo.nodes >= 1 && topo.gpus_per_node >= 1, "topo", topo.name + " needs nodes and gpus_per_node >= 1");
   require(std::isfinite(opt.size_mb) && opt.size_mb > 0, "size_mb",
-          "expected a positive number of MiB per GPU, got " + std::to_string(opt.size_mb));
+          "expected a positive number of MiB per GPU, got " + g_format(opt.size_mb));
   require(std::isfinite(opt.history_fraction) && opt.history_fraction > 0 && opt.history_fraction < 1,
           "history_fraction", "expected a share in (0, 1), got " + std::to_string(opt.history_fraction));
   require(std::isfinite(opt.zipf) && opt.zipf >= 0, "zipf", "expected a finite exponent >= 0, got " + std::to_string(opt.zipf));
@@ -89,11 +90,11 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
   // Paper §6.1 / DESIGN.md §3: size in BF16 input activations per GPU, before top-k replication.
   const double tokens = tokens_per_gpu(model, opt.size_mb);
   require(tokens >= 1, "size_mb",
-          std::to_string(opt.size_mb) + " MiB per GPU holds less than one token of " +
+          g_format(opt.size_mb) + " MiB per GPU holds less than one token of " +
               std::to_string(int64_t(model.token_bytes())) + " bytes (hidden x 2)");
   Target target{topo.num_gpus(), int64_t(std::min(tokens, 1e15)), model.num_experts, model.top_k};
   require(double(target.tokens_per_gpu) * target.num_gpus * target.top_k <= std::numeric_limits<int32_t>::max(),
-          "size_mb", std::to_string(opt.size_mb) + " MiB per GPU gives more than 2^31 (token, expert) pairs in all");
+          "size_mb", g_format(opt.size_mb) + " MiB per GPU gives more than 2^31 (token, expert) pairs in all");
 
   if (!trace) return checked(synthetic(target, opt.layer < 0 ? 0 : opt.layer, opt));
   check_trace_matches_model(*trace, model);

@@ -1,8 +1,8 @@
 // Issue 23: every floating-point flag of every subcommand refuses NaN, infinities and values
 // beyond its range while the command line is parsed, with status 2 and "FLAG: expected a number
-// in [LO, HI] UNIT, got VALUE" (src/cli/float_flags.cpp). The flags are read from the program's
+// in [LO, HI] UNIT, got VALUE" (src/core/flag_ranges.cpp). The flags are read from the program's
 // own --help, subcommands found the same way at any depth, so a flag added anywhere is checked
-// here without editing this test; one missing from float_flags.cpp's list fails it.
+// here without editing this test; one missing from core/flag_ranges.cpp's list fails it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,9 +53,9 @@ void expect_refused(const FloatFlag& f, const std::string& value, const std::str
   const ProgramResult r = run_zepp(f.command + " " + f.flag + " " + value);
   const std::string what = f.command + " " + f.flag + " " + value;
   EXPECT_EQ(r.status, 2) << what << "\n" << r.err;
-  // "expected a number in": the flag has its range in float_flags.cpp, not just the finite check.
+  // "expected a number in": the flag has its range in core/flag_ranges.cpp, not just the finite check.
   EXPECT_NE(r.err.find(f.flag + ": expected a number in "), std::string::npos)
-      << what << ": no range named; list " << f.flag << " in src/cli/float_flags.cpp\n" << r.err;
+      << what << ": no range named; list " << f.flag << " in src/core/flag_ranges.cpp\n" << r.err;
   EXPECT_NE(r.err.find(", got " + got), std::string::npos) << what << "\n" << r.err;
   EXPECT_LT(r.cpu_seconds, kQuick) << what;
 }

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/run_zepp.hpp"
 #include "../common/temp_dir.hpp"
@@ -330,6 +332,65 @@ TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
   expect_suggests_own_flags("experiment fig12", " --extra-slots 63" + drift);
   expect_suggests_own_flags("experiment replay", " --extra-slots 63" + drift);
+}
+
+// `experiment fig9 --nodes 4,4`, `--sizes 1,1.0` and `--strategies a2av,a2av,zepp` ran each
+// configuration twice and wrote its rows twice. Every comma-separated list flag of the
+// experiments refuses a value given twice (equal numbers included), naming the flag and the value.
+TEST(Hardening, ListFlagsRefuseAValueGivenTwice) {
+  const std::string sweep = " --traces /nonexistent --plots " + ::testing::TempDir();
+  const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"experiment fig9 --nodes 4,4" + sweep, "--nodes: names 4 twice"},
+           {"experiment fig9 --sizes 1,1.0" + sweep, "--sizes: names 1 twice"},
+           {"experiment fig9 --strategies a2av,a2av,zepp" + sweep, "--strategies: names 'a2av' twice"},
+           {"experiment fig9 --workloads kimi-k2,llama4-maverick,kimi-k2" + sweep, "--workloads: names 'kimi-k2' twice"},
+           {"experiment fig9 --topologies a100,h100,a100" + sweep, "--topologies: names 'a100' twice"},
+           {"experiment fig10 --nodes 2,4,2" + sweep, "--nodes: names 2 twice"},
+           {"experiment fig11 --sizes 2,2" + sweep, "--sizes: names 2 twice"},
+           {"experiment fig12 --workloads llama4,llama4" + drift, "--workloads: names 'llama4' twice"},
+           {"experiment replay --workloads qwen3,qwen3" + drift, "--workloads: names 'qwen3' twice"},
+           {"experiment iser-replay --ep 4,4" + drift, "--ep: names 4 twice"},
+           {"experiment iser-replay --helper-slots 3,3" + drift, "--helper-slots: names 3 twice"},
+           {"experiment validate --ranks 4,4 --traces /nonexistent", "--ranks: names 4 twice"}})
+    expect_refused(args, {"zepp: invalid argument: " + says});
+}
+
+// `experiment report` took a negative latency in a results CSV (nan and text were refused): the
+// report divided by it. Refused naming the file, line and column.
+TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
+  std::ifstream in(std::string(ZEPP_SOURCE_DIR) + "/docs/results/fig9.csv");
+  std::string provenance, header, row;
+  std::getline(in, provenance), std::getline(in, header), std::getline(in, row);
+  size_t at = 0;  // column 13, latency_us
+  for (int comma = 0; comma < 12; ++comma) at = row.find(',', at) + 1;
+  const std::string latency = row.substr(at, row.find(',', at) - at);
+  const std::string csv = write_file("negative.csv", provenance + "\n" + header + "\n" + row.replace(at, latency.size(), "-" + latency) + "\n");
+  expect_refused("experiment report --fig9 " + csv + " --out " + ::testing::TempDir() + "/report.md",
+                 {"zepp: error: " + csv + ":3: expected a positive number in column latency_us, got '-" + latency + "'"});
+}
+
+// A fresh user's review: messages that hid what was given or said the wrong thing.
+TEST(Hardening, MessagesNameWhatWasGiven) {
+  // "A subcommand is required", without the word typed.
+  expect_refused("bogus", {"zepp: invalid argument: unknown subcommand 'bogus' of zepp; expected one of simulate, place, "
+                           "experiment, run, presets, calibrate"});
+  expect_refused("experiment bogus", {"unknown subcommand 'bogus' of zepp experiment; expected one of fig9, fig10, "});
+  // 0.000000 MiB.
+  expect_refused("simulate --executor estimate --size-mb 1e-300",
+                 {"--size-mb: 1e-300 MiB per GPU holds less than one token of 14336 bytes"});
+  // "--top-k: exceeds the expert count", no numbers.
+  expect_refused("simulate --executor estimate --experts 1", {"--top-k: 8 exceeds the expert count 1"});
+  // "an empty file": /proc files read 0 bytes by their size.
+  expect_refused("simulate --executor estimate --model kimi-k2 --trace /proc/self/status",
+                 {"/proc/self/status: expected a regular file of trace data, got a special file whose size reads 0"});
+  // A survivors' placement (a --failed-gpus output, 3 of 4 GPUs) as --previous: the count named
+  // is the one the load file sets, with what it means.
+  const std::string load = write_file("four_gpus.json", R"({"weight": [[5, 3, 2, 1]], "num_replicas": 8, "num_groups": 1, "num_nodes": 1, "num_gpus": 4})");
+  const std::string survivors = write_file("survivors.json", R"({"phy2log": [[0, 1, 2, 3, 0, 1]]})");
+  expect_refused("place --policy zepp --load " + load + " --previous " + survivors,
+                 {"--previous: " + survivors + " has 6 slots per layer, expected " + load +
+                  "'s num_replicas = 8: 2 slots on each of the 4 GPUs, lost ones included"});
 }
 
 // --predict was read after every rank had resolved the workload: a directory as an empty YAML

@@ -302,6 +302,25 @@ TEST(PlaceCli, LayerIdsBeyondThePresetExitTwo) {
       << r.err;
 }
 
+// EPLB with num_replicas 4e8 took memory without end (8.9 GB after 40 s) where Python refused it:
+// `zepp place` has Python's 60 s budget (pipeline/cost.hpp call_seconds_budget), ZEPP_MAX_SECONDS too.
+// 1e8 replicas: over 60 s while the estimate's 1.6 GB fits most machines, so time is what refuses.
+TEST(PlaceCli, ReplicasBeyondTheCallBudgetAreRefusedAsPythonRefusesThem) {
+  const std::string big = write_file("place_big.json",
+      R"({"weight": [[1, 2, 3, 4]], "num_replicas": 100000000, "num_groups": 1, "num_nodes": 1, "num_gpus": 4})");
+  auto r = run_zepp("place --policy eplb --load " + big);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--load: this run needs about"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("70 s (4 GPUs x 4 experts"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("more than the 60 s allowed; place fewer layers, experts or replicas"), std::string::npos) << r.err;
+  EXPECT_LT(r.cpu_seconds, testing::kQuick) << r.err;
+  r = testing::run_command("ZEPP_MAX_SECONDS=10 ", "place --policy eplb --load " + big);
+  EXPECT_NE(r.err.find("more than the 10 s allowed"), std::string::npos) << r.err;
+  r = testing::run_command("ZEPP_MAX_SECONDS=soon ", "place --policy eplb --load " + big);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("ZEPP_MAX_SECONDS: expected a positive number of seconds, got 'soon'"), std::string::npos) << r.err;
+}
+
 TEST(PlaceCli, BadArgumentsExitTwo) {
   auto r = run_zepp("place --policy nope --load x.json");
   EXPECT_EQ(r.status, 2);

@@ -28,7 +28,7 @@ using testing::kQuick;
 // --zipf 360 crashed (heap overflow): r^-zipf underflowed to 0 for all but 7 of 384 experts, the
 // sampler wrote expert id -1 and the workload builder indexed with it.
 TEST(Reliability, ZipfSoLargeThatFewerThanTopKExpertsRemainIsAnError) {
-  for (const char* zipf : {"360", "400", "1000"}) {  // beyond 1000: the flag's range (float_flags.cpp)
+  for (const char* zipf : {"360", "400", "1000"}) {  // beyond 1000: the flag's range (core/flag_ranges.cpp)
     const auto r = run_zepp(std::string("simulate --executor estimate --zipf ") + zipf);
     EXPECT_EQ(r.status, 2) << zipf << ": " << r.err;
     EXPECT_NE(r.err.find("--zipf"), std::string::npos) << r.err;

@@ -45,6 +45,12 @@ TEST(TopologyCli, BadFileNamesFieldAndExitsTwo) {
   const auto r = run_zepp("simulate --nodes 2 --topology " + file);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("bad.yaml:3: nvlink.bandwidth: expected a unit"), std::string::npos) << r.err;
+  // A latency of 1e5 s aborted SimGrid with signal 6: now refused as --nic-latency-us would be.
+  const auto slow = run_zepp("simulate --executor sim --size-mb 0.1 --experts 16 --hidden 64 --topology " +
+                             dir.write("slow.yaml", "base: h100\nnic:\n  latency: 1e5 s\n"));
+  EXPECT_EQ(slow.status, 2);
+  EXPECT_NE(slow.err.find("slow.yaml:3: nic.latency: expected a number in [0, 1e+06] us (the range of --nic-latency-us)"),
+            std::string::npos) << slow.err;
   const auto missing = run_zepp("simulate --topology dgx-h900");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("--topology: 'dgx-h900' is neither a preset"), std::string::npos) << missing.err;

@@ -22,7 +22,8 @@ struct RankCase {
 };
 
 // Up to 3 x 3 GPUs, up to 9 experts, every expert with a slot, extra slots on random (hot-biased
-// by repetition) experts, skewed ids, about one pair in eight padding when `padding`.
+// by repetition) experts, skewed ids distinct within a token, about one pair in eight padding
+// when `padding`.
 inline RankCase random_rank_case(bool padding) {
   RankCase c;
   const int nodes = *rc::gen::inRange(1, 4), gpn = *rc::gen::inRange(1, 4), G = nodes * gpn;
@@ -43,7 +44,7 @@ inline RankCase random_rank_case(bool padding) {
   c.topo.nodes = nodes;
   c.topo.gpus_per_node = gpn;
   c.slack = *rc::gen::elementOf(std::vector<double>{0.0, 0.05, 0.1, 0.25, 0.5, 0.9});
-  c.top_k = *rc::gen::inRange(1, 5);
+  c.top_k = *rc::gen::inRange(1, std::min(5, E + 1));  // distinct experts per token: k <= E
   const auto weight = *rc::gen::container<std::vector<int>>(E, rc::gen::inRange(1, 20));
   const int total = std::accumulate(weight.begin(), weight.end(), 0);
   c.ids.resize(G);
@@ -56,6 +57,9 @@ inline RankCase random_rank_case(bool padding) {
       }
       int x = *rc::gen::inRange(0, total), e = 0;
       while ((x -= weight[e]) >= 0) ++e;
+      // A token names each expert once (the router refuses repeats): the next one it lacks.
+      const auto token = c.ids[i].end() - p % c.top_k;
+      while (std::find(token, c.ids[i].end(), e) != c.ids[i].end()) e = (e + 1) % E;
       c.ids[i].push_back(e);
     }
   }

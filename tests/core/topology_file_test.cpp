@@ -134,6 +134,28 @@ TEST(TopologyFile, MalformedFilesNameLineAndField) {
   EXPECT_HAS(error_of(replaced(kFull, "  model: switch\n", "")), "nvlink.model: missing");
 }
 
+// A 1e5 s latency aborted SimGrid (signal 6); 1e-30 GB/s and 1e-20 TFLOP/s were taken. Each field
+// has the range of the flag that overrides it (core/flag_ranges.hpp), named in the message.
+TEST(TopologyFile, FiguresOutsideTheirFlagsRangeNameFileFieldAndFlag) {
+  EXPECT_HAS(error_of(replaced(kFull, "3 us", "1e5 s")),
+             "bad.yaml:11: nic.latency: expected a number in [0, 1e+06] us (the range of --nic-latency-us), got 1e+11 us");
+  EXPECT_HAS(error_of(replaced(kFull, "1.5 us", "2 s")), ":7: nvlink.latency: expected a number in [0, 1e+06] us (the range of --nvlink-latency-us), got 2e+06 us");
+  EXPECT_HAS(error_of(replaced(kFull, "400 Gb/s", "1e-30 GB/s")),
+             ":10: nic.bandwidth: expected a number in [1e-06, 1e+06] GB/s (the range of --nic-gbps), got 1e-30 GB/s");
+  EXPECT_HAS(error_of(replaced(kFull, "450 GB/s", "2e6 TB/s")), ":6: nvlink.bandwidth: expected a number in [1e-06, 1e+06] GB/s (the range of --nvlink-gbps), got 2e+09 GB/s");
+  EXPECT_HAS(error_of(replaced(kFull, "989 TFLOP/s", "1e-20 TFLOP/s")),
+             ":14: compute.peak: expected a number in [1e-06, 1e+06] TFLOP/s (the range of --peak-tflops), got 1e-20 TFLOP/s");
+  EXPECT_HAS(error_of(replaced(kFull, "3.35 TB/s", "1 KB/s")), ":15: compute.hbm: expected a number in [1e-06, 1e+06] TB/s (the range of --hbm-tbps), got 1e-09 TB/s");
+  EXPECT_HAS(error_of(replaced(kFull, "kernel_launch: 5 us", "kernel_launch: 1001 s")), ":16: compute.kernel_launch: expected a number in [0, 1e+06] us (the range of --kernel-launch-us), got 1.001e+09 us");
+  // The ends of the ranges are taken: 0 latency and launch (zepp calibrate writes "0 us"), 1 s latency.
+  testing::TempDir dir;
+  const Topology t = read_topology_file(
+      dir.write("ends.yaml", replaced(replaced(replaced(kFull, "3 us", "1 s"), "kernel_launch: 5 us", "kernel_launch: 0 us"), "1.5 us", "0 ns")), 1);
+  EXPECT_DOUBLE_EQ(t.nic_latency, 1.0);
+  EXPECT_DOUBLE_EQ(t.compute.kernel_launch, 0.0);
+  EXPECT_DOUBLE_EQ(t.nvlink_latency, 0.0);
+}
+
 TEST(TopologyFile, PresetOrFileOrClearError) {
   EXPECT_EQ(cluster_topology("dgx-b200", 2).gpus_per_node, 8);
   EXPECT_EQ(cluster_topology("gb200-nvl72", 1).gpus_per_node, 72);

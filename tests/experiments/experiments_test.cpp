@@ -99,6 +99,34 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   EXPECT_EQ(read_results(opt.csv_path).size(), 2u);
 }
 
+// --resume with a strategy the CSV lacks skipped every configuration already in it, so the new
+// strategy never ran: now each configuration runs the strategies it has no row for, once.
+TEST(Sweep, ResumeRunsTheStrategiesAConfigurationLacks) {
+  SweepOptions opt;
+  opt.csv_path = scratch("resume-strategies.csv").string();
+  opt.progress = nullptr;
+  SweepSpec spec = tiny_spec();
+  spec.strategies = {"a2av", "zepp"};
+  ASSERT_EQ(run_sweep(spec, opt), 1);
+  const std::string text = slurp(opt.csv_path);
+  const auto first = read_results(opt.csv_path);
+  ASSERT_EQ(first.size(), 2u);
+
+  opt.resume = true;
+  spec.strategies = {"a2av", "eplb", "zepp"};
+  EXPECT_EQ(run_sweep(spec, opt), 1);
+  EXPECT_EQ(slurp(opt.csv_path).substr(0, text.size()), text);  // earlier rows kept as they were
+  const auto rows = read_results(opt.csv_path);
+  ASSERT_EQ(rows.size(), 3u);  // a2av and zepp once each, eplb added
+  EXPECT_EQ(rows[2].strategy, "eplb");
+  EXPECT_GT(rows[2].latency_us, 0);
+  // Its speedup divides the same a2av latency as the kept rows (a2av simulated again, not written).
+  EXPECT_NEAR(rows[2].speedup_vs_a2av, first[0].latency_us / rows[2].latency_us, 1e-9);
+
+  EXPECT_EQ(run_sweep(spec, opt), 0);  // nothing lacking now
+  EXPECT_EQ(read_results(opt.csv_path).size(), 3u);
+}
+
 // Issue 15: a sweep killed by SIGKILL in the middle of writing its CSV (here: half the file
 // written, through the fault hook of write_results_atomically) loses nothing: --resume finishes
 // with every configuration exactly once and no torn row. Killed in the 2nd write (the first
@@ -160,6 +188,7 @@ TEST(Sweep, RejectsBadOptions) {
     std::ofstream f(opt.csv_path);
     ResultRow r;
     r.experiment = "fig9";
+    r.latency_us = r.speedup_vs_a2av = 1;
     f << provenance_line() << csv_header() << csv_line(r);
   }
   opt.resume = true;
@@ -242,6 +271,8 @@ TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   };
   ResultRow r;
   r.experiment = "fig9";
+  r.latency_us = 12.5;
+  r.speedup_vs_a2av = 1;
   const std::string good = csv_line(r);
   expect_error("", "1: expected the header");
   expect_error("a,b,c\n", "1: expected the header");
@@ -252,6 +283,17 @@ TEST(ResultsCsv, MalformedFilesNameFileAndLine) {
   std::string bad = good;
   bad.replace(bad.find(",0,0,,0,"), 8, ",0,x,,0,");  // layer column is not a number
   expect_error(csv_header() + bad, "2: expected a number in column layer");
+  // A negative or zero latency was taken (nan and text were refused): the report divided by it.
+  for (const auto& [latency, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"-12.5", "2: expected a positive number in column latency_us, got '-12.5'"},
+           {"0", "2: expected a positive number in column latency_us, got '0'"}}) {
+    std::string row = good;
+    row.replace(row.find(",12.5,"), 6, "," + latency + ",");
+    expect_error(csv_header() + row, expected);
+  }
+  std::string negative_bytes = good;
+  negative_bytes.replace(negative_bytes.find(",12.5,1,0,"), 10, ",12.5,1,-8,");
+  expect_error(csv_header() + negative_bytes, "2: expected a non-negative number in column inter_node_bytes, got '-8'");
   EXPECT_THROW(read_results((p.string() + ".missing")), InputError);
 }
 

@@ -42,6 +42,20 @@ TEST(Fig11, CsvRoundTripsAndRejectsBadRows) {
     EXPECT_NE(std::string(e.what()).find(":11:"), std::string::npos) << e.what();  // names the line (after the provenance line)
   }
   EXPECT_THROW(read_fig11((p.string() + ".absent")), InputError);
+  // A negative or zero step (the latency the report divides) was taken: refused naming line and field.
+  for (const auto& [row, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"1,decode,zepp,1,1,-40,1,1,1,1\n", ":11: expected a positive number in field 6 (step_ms), got '-40'"},
+           {"1,decode,zepp,1,1,0,1,1,1,1\n", ":11: expected a positive number in field 6 (step_ms), got '0'"},
+           {"1,decode,zepp,1,1,40,-1,1,1,1\n", ":11: expected a non-negative number in field 7 (moe_ms), got '-1'"},
+           {"1,decode,zepp,1,1,40,1,1,1,0\n", ":11: expected a positive number in field 10 (speedup), got '0'"}}) {
+    std::ofstream(p) << fig11_csv(sample_rows()) << row;
+    try {
+      read_fig11(p.string());
+      ADD_FAILURE() << "accepted " << row;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + expected), std::string::npos) << e.what();
+    }
+  }
 }
 
 // Any damage to a valid file (a byte replaced, the file cut short) is read or rejected with

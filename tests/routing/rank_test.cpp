@@ -254,6 +254,16 @@ TEST(RankRouting, BadInputIsNamed) {
   const std::vector<int32_t> fewer = {0, -1, -1, -1};
   EXPECT_EQ(message([&] { router.route_rank(fewer.data(), 2, 2, 0, m, out.data()); }),
             "counts: more tokens for (src_gpu 0, expert 1) than the batch selects");
+  // A token naming an expert twice was routed twice; the trace readers refuse it, so does each
+  // entry point (padding may repeat).
+  const std::vector<int32_t> twice = {-1, -1, 1, 1};
+  const std::string repeated =
+      "topk_ids: token 1 selects expert 1 twice (entries [1, 0] and [1, 1]); expected distinct experts within a "
+      "token's top-k (-1 pads)";
+  EXPECT_EQ(message([&] { router.count_rank(twice.data(), 2, 2, row); }), repeated);
+  EXPECT_EQ(message([&] { router.route_rank(twice.data(), 2, 2, 0, m, out.data()); }), repeated);
+  const std::vector<int32_t> src = {0, 1};
+  EXPECT_EQ(message([&] { router.route_tokens(twice.data(), src.data(), 2, 2, out.data()); }), repeated);
 }
 
 }  // namespace

@@ -243,10 +243,10 @@ TEST(ModelCheck, NamesModelAndTrace) {
     return std::string("no error");
   };
   m.num_experts = 7;
-  EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 selects expert 7 in request 't.json', the model has 7 experts");
+  EXPECT_EQ(message(m), "trace: " + t.path + " and model small disagree: layer 1 selects expert 7 in request 't.json', the model has 7 experts");
   m.num_experts = 8;
   m.top_k = 1;
-  EXPECT_EQ(message(m), "trace: trace " + t.path + " and model small disagree: layer 1 has top-k 2, the model 1");
+  EXPECT_EQ(message(m), "trace: " + t.path + " and model small disagree: layer 1 has top-k 2, the model 1");
 
   const Trace load = read_trace(dir.write("arc_x.csv", kLoadHeader + "0,English,1,1\n"));
   m.top_k = 1;
@@ -255,7 +255,7 @@ TEST(ModelCheck, NamesModelAndTrace) {
     check_trace_matches_model(load, m);
     ADD_FAILURE() << "column count not checked";
   } catch (const ArgumentError& e) {
-    EXPECT_EQ(std::string(e.what()), "trace: trace " + load.path +
+    EXPECT_EQ(std::string(e.what()), "trace: " + load.path +
                                          " and model small disagree: load table arc/English layer 0 has 2 expert "
                                          "columns, the model 8 experts");
   }

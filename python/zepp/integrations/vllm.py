@@ -39,6 +39,10 @@ except ImportError:
         physical_to_logical_map: object
 
 
+# What plan_rebalance reads of vLLM's EplbRebalanceContext.
+_CONTEXT_FIELDS = ("load_window_cpu", "physical_to_logical_map_cpu", "topology", "num_replicas")
+
+
 def _num_ranks_error(e):
     """zepp.rebalance_experts' ValueError or TypeError under vLLM's argument name (num_ranks, not num_gpus)."""
     message = str(e)
@@ -88,10 +92,15 @@ class ZeppEplbPolicy(_Base):
             window is a tensor (numpy otherwise).
 
         Raises:
+            TypeError naming context when it lacks one of those attributes (None included).
             ValueError naming the field: a window that is not [samples, layers, E] or has
             negative / non-finite loads, a placement of the wrong shape or with ids outside [0, E),
             counts that do not divide (see zepp.rebalance_experts, policy "zepp").
         """
+        for field in _CONTEXT_FIELDS:  # an AttributeError named neither the argument nor what it lacks
+            if not hasattr(context, field):
+                raise TypeError(f"context: expected vLLM's EplbRebalanceContext (with {', '.join(_CONTEXT_FIELDS)}), "
+                                f"got {type(context).__name__} without {field}")
         window = array(context.load_window_cpu, "load_window_cpu", 3, integer=False)
         if window.shape[0] == 0:
             raise ValueError("load_window_cpu: expected at least one sample, got shape "
