@@ -169,7 +169,10 @@ class Router:
             src_rank: [T] EP rank (GPU) of each token, in [0, num_gpus); int32 or int64 read in
                 place likewise.
             out: optional C-contiguous [T, k] array of topk_ids' dtype to write the result into
-                (reusing one across calls saves allocating and faulting in fresh pages).
+                (reusing one across calls saves allocating and faulting in fresh pages). It must
+                not share memory with topk_ids or src_rank (they are read while it is written:
+                "out: must not overlap topk_ids"); nor, in count, plan and route_rank, with their
+                inputs.
 
         Torch: topk_ids, src_rank and out may be torch tensors. CPU int32/int64 contiguous
         tensors are read and written in place (no copy); tensors on a GPU are copied to the host,
@@ -296,7 +299,7 @@ class Router:
             [T, k] numpy array of topk_ids' dtype (int64 when converted), `out` when given.
 
         Raises:
-            ValueError naming rank, topk_ids, plan or out; "counts: more/fewer tokens for
+            ValueError naming rank, topk_ids, plan or out; "plan: more/fewer tokens for
             (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
         """
         caller = Caller(topk_ids)
