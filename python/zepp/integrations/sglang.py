@@ -146,15 +146,6 @@ class ZeppSglangEplb:
         key = (L, E, P, S)
         if previous is None and cls.stable:
             previous = cls._current.get(key)
-        if previous is not None:
-            previous = array(host(previous), "previous", 2, integer=True)
-            if previous.shape == (L, P) and failed:  # a lost rank's slots: ignored, any valid id
-                lost = np.zeros(P, dtype=bool)
-                for r in failed:
-                    if 0 <= r < ranks:
-                        lost[r * S:(r + 1) * S] = True
-                previous = previous.copy()
-                previous[:, lost] = np.maximum(previous[:, lost], 0)
         rebalancing = previous is not None or failed is not None or max_moved_bytes is not None or return_moves
         try:
             if rebalancing:
