@@ -63,6 +63,21 @@ def test_vllm_load_window_logical_and_physical(tmp_path):
         zepp.read_expert_load(tmp_path / "bad.pt")
 
 
+def test_map_entry_beyond_the_experts_is_refused(tmp_path):
+    """A map entry of 99 among 8 experts read as 100 experts, 92 of them without load; every expert
+    of [0, E) has a slot in every layer, so the entry beyond the first one missing is named."""
+    phy2log = torch.arange(8).repeat(2, 2)  # [L = 2, P = 16], experts 0..7 twice
+    phy2log[1, 5] = 99
+    torch.save({"expert_load_window": torch.ones(3, 2, 16), "physical_to_logical_map": phy2log}, tmp_path / "v.pt")
+    with pytest.raises(ValueError, match=r"v.pt: physical_to_logical_map\[1, 5\]: expected an expert id in \[0, 8\), "
+                                         r"got 99 \(layer 0 has no slot for expert 8; every expert needs one in every layer\)$"):
+        zepp.read_expert_load(tmp_path / "v.pt")
+    records = [{"global_physical_count": torch.ones(2, 16)}]
+    torch.save({"records": records, "last_physical_to_logical_map": phy2log}, tmp_path / "p.pt")
+    with pytest.raises(ValueError, match=r"p.pt: last_physical_to_logical_map\[1, 5\]: expected an expert id in \[0, 8\)"):
+        zepp.read_expert_load(tmp_path / "p.pt")
+
+
 def test_cli_reads_a_converted_recorder_dump(tmp_path):
     binary = program()
     counts = torch.randint(0, 50, (3, 2, 8), dtype=torch.int32)  # Mixtral's 8 experts

@@ -33,7 +33,17 @@ def _fold(physical, phy2log, name):
         raise ValueError(f"{name}: expected a [layers, slots] map of shape {physical.shape} (as the counts), got {phy.shape}")
     if phy.min() < 0:
         raise ValueError(f"{name}: expected expert ids >= 0, got {phy.min()}")
-    E = int(phy.max()) + 1
+    # Every expert of [0, E) has a slot in every layer, so E is the first id some layer lacks: an id
+    # beyond it (99 among 8 experts) is corrupt, not 92 experts without load.
+    L, P = phy.shape
+    held = np.zeros((L, P + 1), dtype=bool)  # P slots hold at most ids 0..P-1: column P stands for any beyond
+    held[np.arange(L)[:, None], np.minimum(phy, P)] = True
+    lacks = held.argmin(axis=1)  # per layer, its first id without a slot
+    E = int(lacks.min())
+    if (phy >= E).any():
+        layer, slot = (int(i) for i in np.argwhere(phy >= E)[0])
+        raise ValueError(f"{name}[{layer}, {slot}]: expected an expert id in [0, {E}), got {phy[layer, slot]} "
+                         f"(layer {int(lacks.argmin())} has no slot for expert {E}; every expert needs one in every layer)")
     out = np.zeros((physical.shape[0], E))
     for layer in range(physical.shape[0]):
         np.add.at(out[layer], phy[layer], physical[layer])
@@ -64,7 +74,8 @@ def read_expert_load(path, physical_to_logical_map=None):
     of rebalance_experts.
 
     Raises: ValueError naming the file and what was expected (a file neither JSON nor torch.save,
-    unknown content, shapes that do not match, negative counts). Reading .pt files needs torch; they are read with
+    unknown content, shapes that do not match, negative counts, a map entry beyond the experts every
+    layer holds). Reading .pt files needs torch; they are read with
     torch.load(weights_only=True), which refuses pickled code.
     """
     path = _path(path)
