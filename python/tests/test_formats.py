@@ -56,6 +56,23 @@ def test_trtllm_yaml_text(tmp_path):
     np.testing.assert_array_equal(phy2log, [[2, 1, 0, 1], [0, 1, 2, 0]])
 
 
+def test_layer_ids_the_files_cannot_hold_are_refused(tmp_path):
+    """trtllm wrote layer 2e9, which its reader refuses (layer ids below 2^30, one bound for both);
+    eplb-json dropped layer_ids [1, 3] silently (it reads back rows 0, 1)."""
+    path = tmp_path / "lb.yaml"
+    with pytest.raises(ValueError, match=r"^layer_ids: expected layer ids in \[0, 2\^30\), got 2000000000$"):
+        zepp.write_placement(path, [[0, 1]], "trtllm", layer_ids=[2_000_000_000])
+    assert not path.exists()
+    zepp.write_placement(path, [[0, 1]], "trtllm", layer_ids=[2**30 - 1])  # the largest the reader takes
+    np.testing.assert_array_equal(zepp.read_placement(path, "trtllm")[0], [2**30 - 1])
+    with pytest.raises(ValueError, match=r"^layer_ids: expected distinct layer ids, got 2 twice$"):
+        zepp.write_placement(path, [[0, 1], [1, 0]], "trtllm", layer_ids=[2, 2])
+    with pytest.raises(ValueError, match=r"^layer_ids: format 'eplb-json' stores rows by position \(layers 0..1\) "
+                                         r"and no layer ids; leave layer_ids out, or write sglang or trtllm$"):
+        zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[1, 3])
+    zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[0, 1])
+
+
 def test_malformed_files_name_file_and_field(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_slots: 3\ninitial_global_assignments:\n  1: [0, 1]\n")

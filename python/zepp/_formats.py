@@ -9,6 +9,7 @@ import _zepp
 from ._args import array, fits, loads
 
 PLACEMENT_FORMATS = ("sglang", "trtllm", "eplb-json")
+MAX_LAYER_ID = _zepp.MAX_LAYER_ID  # layer ids of placement files are in [0, 2^30), as the readers require
 
 
 def _path(path, name="path"):
@@ -82,10 +83,11 @@ def read_placement(path, format):
 def write_placement(path, phy2log, format, layer_ids=None):
     """Write phy2log [L, P] (one row per MoE layer, e.g. rebalance_experts' first result) in `format`.
 
-    layer_ids [L]: model layer of each row (default 0..L-1). "sglang" writes rows for model layers
-    0..max(layer_ids), filling layers absent from layer_ids (dense layers) with SGLang's own trivial
-    row p -> p mod E, and writes only physical_to_logical_map (SGLang's init_by_mapping accepts
-    nothing else). "trtllm" writes num_slots, initial_global_assignments (layers ascending) and
+    layer_ids [L]: model layer of each row, distinct, in [0, 2^30) (default 0..L-1); "eplb-json"
+    files have none (rows are layers 0..L-1 by position), so it takes only 0..L-1. "sglang" writes
+    rows for model layers 0..max(layer_ids), filling layers absent from layer_ids (dense layers)
+    with SGLang's own trivial row p -> p mod E, and writes only physical_to_logical_map (SGLang's
+    init_by_mapping accepts nothing else). "trtllm" writes num_slots, initial_global_assignments (layers ascending) and
     layer_updates_per_iter: 0 (static placement). "eplb-json" writes phy2log, log2phy (slots
     ascending, -1 padded to the most replicas) and logcnt.
     Raises: ValueError naming phy2log / layer_ids / format, or the file when it cannot be written.
@@ -100,8 +102,15 @@ def write_placement(path, phy2log, format, layer_ids=None):
     ids = np.arange(L) if layer_ids is None else array(layer_ids, "layer_ids", 1, integer=True)
     if ids.shape[0] != L:
         raise ValueError(f"layer_ids: expected one id per row of phy2log ({L}), got {ids.shape[0]}")
-    if ids.min() < 0 or ids.max() >= 2**31 or np.unique(ids).size != L:
-        raise ValueError("layer_ids: expected distinct layer ids in [0, 2^31)")
+    bad = ids[(ids < 0) | (ids >= MAX_LAYER_ID)]
+    if bad.size:
+        raise ValueError(f"layer_ids: expected layer ids in [0, 2^30), got {bad[0]}")
+    values, counts = np.unique(ids, return_counts=True)
+    if counts.max() > 1:
+        raise ValueError(f"layer_ids: expected distinct layer ids, got {values[counts.argmax()]} twice")
+    if format == "eplb-json" and not np.array_equal(ids, np.arange(L)):  # the file would drop them
+        raise ValueError(f"layer_ids: format 'eplb-json' stores rows by position (layers 0..{L - 1}) and no layer "
+                         "ids; leave layer_ids out, or write sglang or trtllm")
     if format == "sglang":  # a row of P ids (and their text) for every model layer up to the largest id
         fits(16 * (int(ids.max()) + 1) * P, "layer_ids", f"writing SGLang rows for layers 0..{int(ids.max())}")
     E = int(phy.max()) + 1

@@ -76,12 +76,9 @@ ExpertMap read_sglang_placement(const std::string& path) {
 }
 
 void write_sglang_placement(const std::string& path, const ExpertMap& map) {
-  map.validate("map");
+  map.validate("map");  // layer ids in [0, kMaxLayerId): SGLang's rows are model layers 0..max
   int rows = 0;
-  for (int id : map.layer_ids) {
-    require(id >= 0, "map", "layer ids must be >= 0 (SGLang rows are model layers), got " + std::to_string(id));
-    rows = std::max(rows, id + 1);
-  }
+  for (int id : map.layer_ids) rows = std::max(rows, id + 1);
   const int P = map.num_slots, E = map.num_experts();
   std::vector<std::vector<int32_t>> table(rows, std::vector<int32_t>(P));
   for (auto& row : table)

@@ -12,6 +12,7 @@
 
 #include "../common/temp_dir.hpp"
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "formats/formats.hpp"
 
 using namespace zepp;
@@ -81,6 +82,13 @@ TEST(ExpertMap, ProblemsNameRowAndSlot) {
   m.layer_ids = {4, 4};
   EXPECT_NE(m.problem().find("layer 4 appears twice"), std::string::npos) << m.problem();
   EXPECT_THROW(m.validate("map"), ArgumentError);
+  // Every writer validates: a layer id the readers refuse (TensorRT-LLM keys, 2^30) is not written.
+  m.layer_ids = {3, kMaxLayerId};
+  EXPECT_EQ(m.problem(), "layer 1073741824: expected layer ids in [0, 1073741824)");
+  EXPECT_THROW(write_expert_map(temp_path("big_layer.yaml"), m, "trtllm"), ArgumentError);
+  m.layer_ids = {3, kMaxLayerId - 1};
+  write_expert_map(temp_path("big_layer.yaml"), m, "trtllm");
+  EXPECT_TRUE(same(read_expert_map(temp_path("big_layer.yaml"), "trtllm"), m));
 }
 
 TEST(ExpertMap, FromPlacements) {
