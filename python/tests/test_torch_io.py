@@ -67,9 +67,10 @@ def test_formats_take_tensors(tmp_path):
     zepp.write_sglang_stats(tmp_path / "stats.json", load)
     np.testing.assert_array_equal(zepp.read_sglang_stats(tmp_path / "stats.json"), load.numpy())
     phy2log = torch.tensor([[0, 1, 2, 0], [2, 1, 0, 1]])
-    zepp.write_placement(tmp_path / "p.json", phy2log, "eplb-json", layer_ids=torch.tensor([3, 5]))
-    layers, read = zepp.read_placement(tmp_path / "p.json", "eplb-json")
+    zepp.write_placement(tmp_path / "p.yaml", phy2log, "trtllm", layer_ids=torch.tensor([3, 5]))
+    layers, read = zepp.read_placement(tmp_path / "p.yaml", "trtllm")
     np.testing.assert_array_equal(read, phy2log.numpy())
+    np.testing.assert_array_equal(layers, [3, 5])
 
 
 def test_sglang_adapter_gives_tensors_back():
