@@ -140,3 +140,24 @@ def loads(value, name, ndim):
         bound = f"{MAX_LOAD:.0e}".replace("e+", "e")
         raise ValueError(f"{name}[{', '.join(map(str, at))}]: expected a load in [0, {bound}], got {float(a[at])!r}")
     return a
+
+
+def bounded(total, name, over):
+    """`total` [layers, E], loads summed `over` something (steps, samples, an expert's slots), else
+    ValueError naming `name` and the first sum above MAX_LOAD: each part was within the bound, but
+    every reader and rebalance_experts refuse the sum."""
+    above = np.argwhere(total > MAX_LOAD)
+    if above.size:
+        at = tuple(int(i) for i in above[0])
+        raise ValueError(f"{name}: [{at[0]}, {at[1]}] sums to {float(total[at]):g} over {over}, above the load bound 1e15")
+    return total
+
+
+def summed(window, name, what, columns="experts"):
+    """A recording's loads, window [steps or samples, layers, columns] as `loads` checked them,
+    summed over its first axis; ValueError naming `name` for a window of none (zero loads would
+    pass for an idle model) or a sum above MAX_LOAD."""
+    if window.shape[0] == 0:
+        raise ValueError(f"{name}: expected [{what}s, layers, {columns}] of at least one {what}, "
+                         f"got shape {window.shape}")
+    return bounded(window.sum(axis=0), name, f"the {what}s")

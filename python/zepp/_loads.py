@@ -22,7 +22,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, loads
+from ._args import array, bounded, loads, summed
 from ._formats import _path, read_sglang_stats
 
 
@@ -47,16 +47,12 @@ def _fold(physical, phy2log, name):
     out = np.zeros((physical.shape[0], E))
     for layer in range(physical.shape[0]):
         np.add.at(out[layer], phy[layer], physical[layer])
-    return out
+    return bounded(out, name, "the expert's slots")
 
 
 def _window(window, phy2log, where):
     """[samples, L, E or P] summed over samples, folded to logical experts when phy2log is given."""
-    w = loads(window, where, 3)
-    if w.shape[0] == 0:  # summed over no samples: zero loads, a recording that did not happen
-        raise ValueError(f"{where}: expected a window of at least one sample ([samples, layers, experts or slots]), "
-                         f"got shape {w.shape}")
-    total = w.sum(axis=0)
+    total = summed(loads(window, where, 3), where, "sample", "experts or slots")
     return total if phy2log is None else _fold(total, phy2log, "physical_to_logical_map")
 
 
@@ -120,9 +116,7 @@ def _from_object(data, phy2log):
             counts = loads(data["logical_count"], "logical_count", np.ndim(data["logical_count"]))
             if counts.ndim not in (2, 3):
                 raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
-            if counts.ndim == 3 and counts.shape[0] == 0:  # as read_sglang_stats refuses it
-                raise ValueError(f"logical_count: expected [steps, layers, experts] of at least one step, got shape {counts.shape}")
-            return counts.sum(axis=0) if counts.ndim == 3 else counts
+            return summed(counts, "logical_count", "step") if counts.ndim == 3 else counts
         if "records" in data:  # SGLang "per_pass" / "per_token" dump
             if not isinstance(data["records"], (list, tuple)):
                 raise ValueError(f"records: expected a list of records, got {type(data['records']).__name__}")
@@ -130,7 +124,8 @@ def _from_object(data, phy2log):
             if not records:
                 raise ValueError("records: expected records with global_physical_count (per_pass mode); "
                                  "per_token dumps hold topk ids, convert them with the recorder's own tools")
-            total = sum(loads(r["global_physical_count"], "global_physical_count", 2) for r in records)
+            total = bounded(sum(loads(r["global_physical_count"], "global_physical_count", 2) for r in records),
+                            "global_physical_count", "the records")
             return _fold(total, data.get("last_physical_to_logical_map", phy2log), "last_physical_to_logical_map")
         for key in ("load_window_cpu", "expert_load_window"):
             if key in data:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import array
+from .._args import array, loads, summed
 from .._placement import placement_maps, rebalance_experts
 from .._tensors import Caller, host
 
@@ -88,16 +88,14 @@ class ZeppEplbPolicy(_Base):
             window is a tensor (numpy otherwise).
 
         Raises:
-            ValueError naming the field: a window that is not [samples, layers, E] or has
-            negative / non-finite loads, a placement of the wrong shape or with ids outside [0, E),
+            ValueError naming the field: a window that is not [samples, layers, E], has no
+            samples, or has loads negative, not finite or above 1e15 (named by index; also their
+            sums over the samples), a placement of the wrong shape or with ids outside [0, E),
             counts that do not divide (see zepp.rebalance_experts, policy "zepp").
         """
-        window = array(context.load_window_cpu, "load_window_cpu", 3, integer=False)
-        if window.shape[0] == 0:
-            raise ValueError("load_window_cpu: expected at least one sample, got shape "
-                             f"{window.shape}")
+        window = summed(loads(context.load_window_cpu, "load_window_cpu", 3), "load_window_cpu", "sample")
         topology = context.topology
-        phy2log = self._place(window.sum(axis=0), context.num_replicas, topology.num_groups, topology.num_nodes,
+        phy2log = self._place(window, context.num_replicas, topology.num_groups, topology.num_nodes,
                               topology.num_ranks, context.physical_to_logical_map_cpu, "physical_to_logical_map_cpu")
         return EplbPlan(Caller(context.load_window_cpu).give(phy2log))
 
