@@ -256,3 +256,22 @@ def test_benchmark_script_runs():
     run = subprocess.run([sys.executable, str(script), "--repeat", "1"], capture_output=True, text=True, check=True)
     assert [line.split()[0] for line in run.stdout.splitlines()[1:]] == ["eplb", "zepp", "zepp,"]
     assert run.stdout.count("x eplb (cpu)") == 3
+
+
+def test_boolean_flags_must_be_bools():
+    """return_moves="no" was truthy (a fourth result appeared); flags take True or False only, as
+    zepp.simulate's stage flags do."""
+    from zepp.integrations.sglang import ZeppSglangEplb
+    from zepp.integrations.vllm import ZeppEplbPolicy
+
+    weight = np.ones((1, 16))
+    calls = [(lambda v: zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", return_moves=v), "return_moves"),
+             (lambda v: ZeppSglangEplb.rebalance_experts(weight, 24, 6, None, 2, return_moves=v), "return_moves"),
+             (lambda v: ZeppEplbPolicy.rebalance_experts(weight, 24, 1, 2, 4, maps=v), "maps")]
+    for call, name in calls:
+        for value in ("no", 1, None):
+            with pytest.raises(TypeError, match=f"^{name}: expected True or False, got {re.escape(repr(value))}$"):
+                call(value)
+    assert len(zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", return_moves=np.bool_(True))) == 4
+    ZeppSglangEplb.reset()
+    ZeppEplbPolicy.reset()

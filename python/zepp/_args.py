@@ -72,6 +72,13 @@ def count(value, name, minimum=1, maximum=INT32_MAX):
     return n
 
 
+def flag(value, name):
+    """A bool (numpy's too), or TypeError naming `name`: 'no' would be truthy."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name}: expected True or False, got {value!r}")
+
+
 def memory_budget():
     """Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above
     the current address space when that is less (pipeline/cost.cpp, shared with `zepp`)."""

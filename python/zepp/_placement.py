@@ -4,7 +4,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, check_placement, count, loads, shape_of
+from ._args import array, check_placement, count, flag, loads, shape_of
 from ._tensors import Caller
 
 
@@ -194,8 +194,10 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         previous / failed_ranks with policy "eplb", of the wrong shape or out of range; a row of
         previous without a slot for some expert, or with -1 outside failed ranks' slots; too few
         surviving ranks for every expert.
+        TypeError naming a count that is not an integer, or return_moves that is not a bool.
     """
     caller = Caller(weight)
+    return_moves = flag(return_moves, "return_moves")
     _bytes(expert_bytes, "expert_bytes", "a number of bytes in [0, 1e15]")
     if max_moved_bytes is not None:
         _bytes(max_moved_bytes, "max_moved_bytes", "bytes in [0, 1e15] or None")

@@ -17,7 +17,7 @@ What this adapter follows in SGLang (python/sglang/srt/eplb/):
 
 import numpy as np
 
-from .._args import array, count, loads, summed
+from .._args import array, count, flag, loads, summed
 from .._formats import write_placement
 from .._placement import rebalance_experts
 from .._tensors import Caller, host
@@ -131,6 +131,7 @@ class ZeppSglangEplb:
             active_ranks out of range, repeated, both given, or leaving too few slots for every
             expert.
         """
+        return_moves = flag(return_moves, "return_moves")
         tokens = np.asarray(host(tokens_per_expert))
         if tokens.ndim == 3:
             tokens = summed(loads(tokens, "tokens_per_expert", 3), "tokens_per_expert", "step")  # entries named by step

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import array, loads, summed
+from .._args import array, flag, loads, summed
 from .._placement import placement_maps, rebalance_experts
 from .._tensors import Caller, host
 
@@ -156,6 +156,7 @@ class ZeppEplbPolicy(_Base):
             ValueError naming the argument (see zepp.rebalance_experts).
         """
         caller = Caller(weight)
+        maps = flag(maps, "maps")
         phy2log = cls._place(weight, num_replicas, num_groups, num_nodes, num_ranks, old_global_expert_indices,
                              "old_global_expert_indices")
         if not maps:
