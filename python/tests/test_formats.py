@@ -73,6 +73,27 @@ def test_layer_ids_the_files_cannot_hold_are_refused(tmp_path):
     zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[0, 1])
 
 
+def test_wrong_types_raise_type_error_naming_the_argument(tmp_path):
+    """read_sglang_stats(5), write_*(None, ...), read_trace(None) and model_preset(None) raised
+    ValueError; a path or name of the wrong type is a TypeError, an empty path a ValueError naming
+    it (it read ": cannot open for reading")."""
+    path = r"^path: expected a file path \(str or os.PathLike\), got "
+    for call, message in [(lambda: zepp.read_sglang_stats(5), path + "5$"),
+                          (lambda: zepp.write_sglang_stats(None, [[1.0]]), path + "None$"),
+                          (lambda: zepp.read_placement(None, "sglang"), path + "None$"),
+                          (lambda: zepp.write_placement(None, [[0, 1]], "sglang"), path + "None$"),
+                          (lambda: zepp.read_trace(None), path + "None$"),
+                          (lambda: zepp.read_expert_load(3.5), path + "3.5$"),
+                          (lambda: zepp.read_placement(tmp_path / "x.json", None),
+                           r"^format: expected one of sglang, trtllm, eplb-json, got None$"),
+                          (lambda: zepp.model_preset(None), r"^name: expected a model preset name, got None$")]:
+        with pytest.raises(TypeError, match=message):
+            call()
+    for call in (lambda: zepp.read_sglang_stats(""), lambda: zepp.write_placement("", [[0, 1]], "sglang")):
+        with pytest.raises(ValueError, match=r"^path: expected a file path, got an empty one$"):
+            call()
+
+
 def test_malformed_files_name_file_and_field(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_slots: 3\ninitial_global_assignments:\n  1: [0, 1]\n")
@@ -96,7 +117,6 @@ def test_malformed_files_name_file_and_field(tmp_path):
         (lambda p: zepp.write_placement(p, [[0, 1]], "trtllm", layer_ids=[1, 2]), "layer_ids"),
         (lambda p: zepp.write_sglang_stats(p, [[1.0, -1.0]]), "load"),
         (lambda p: zepp.read_placement(p, "yaml"), "format"),
-        (lambda p: zepp.read_placement(None, "sglang"), "path"),
     ],
 )
 def test_bad_arguments_name_the_argument(tmp_path, call, argument):

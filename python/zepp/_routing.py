@@ -79,13 +79,14 @@ def gemm_cost(model, topology):
         launch). Llama-4 Maverick on a100: read_s 161.8e-6, launch_s 5e-6.
 
     Raises:
-        ValueError naming model or topology: not a string (or path, for topology), an unknown
-        preset, a file that is not a topology file, or the file's line and field when malformed.
+        ValueError naming model or topology: an unknown preset, a file that is not a topology
+        file, or the file's line and field when malformed. TypeError naming either when it is not
+        a string (or path, for topology).
     """
     if not isinstance(model, str):
-        raise ValueError(f"model: expected a model preset name, got {model!r}")
+        raise TypeError(f"model: expected a model preset name, got {model!r}")
     if not isinstance(topology, (str, os.PathLike)):
-        raise ValueError(f"topology: expected a cluster preset name or a topology file path, got {topology!r}")
+        raise TypeError(f"topology: expected a cluster preset name or a topology file path, got {topology!r}")
     return dict(zip(GEMM_FIELDS, _zepp.gemm_cost(model, os.fspath(topology))))
 
 
