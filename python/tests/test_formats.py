@@ -94,6 +94,11 @@ def test_wrong_types_raise_type_error_naming_the_argument(tmp_path):
             call()
 
 
+def test_uint64_ids_beyond_int64_are_shown_as_given(tmp_path):
+    with pytest.raises(ValueError, match=r"^phy2log\[0, 0\]: expected an integer below 2\^63, got 9223372036854775808$"):
+        zepp.write_placement(tmp_path / "p.json", np.full((1, 4), 2**63, np.uint64), "sglang")
+
+
 def test_malformed_files_name_file_and_field(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_slots: 3\ninitial_global_assignments:\n  1: [0, 1]\n")

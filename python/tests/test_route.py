@@ -290,3 +290,13 @@ def test_benchmark_script_reports_its_workload_and_every_call():
         assert best <= median, label
         if label.startswith("numpy.argsort"):
             assert ratio == 1.0, label
+
+
+def test_uint64_beyond_int64_is_shown_as_given():
+    """src_rank 2**63 as uint64 was named as -9223372036854775808 (wrapped by the int64 copy)."""
+    for call in (lambda: zepp.route([[0]], np.array([2**63], np.uint64), PHY2LOG, 2, 4),
+                 lambda: zepp.Router(PHY2LOG, 2, 4).route(np.array([[0]], np.uint64), np.array([2**63], np.uint64))):
+        with pytest.raises(ValueError, match=r"^src_rank\[0\]: expected an integer below 2\^63, got 9223372036854775808$"):
+            call()
+    np.testing.assert_array_equal(zepp.route(np.array([[1]], np.uint64), np.array([0], np.uint64), PHY2LOG, 2, 4),
+                                  [[1]])

@@ -11,6 +11,7 @@ import _zepp
 from ._tensors import host
 
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 # CPU seconds one call may take: calls whose sizes give a longer estimate (pipeline/cost.hpp, the
 # estimate `zepp` makes) are refused before any work. ZEPP_MAX_SECONDS overrides it.
@@ -121,6 +122,9 @@ def array(value, name, ndim, integer, finite=True):
     if integer:
         if a.dtype.kind not in "iu":
             raise ValueError(f"{name}: expected integer entries, got dtype {a.dtype}")
+        if a.dtype == np.uint64 and (a > INT64_MAX).any():  # int64 would wrap them negative in messages
+            at = tuple(int(i) for i in np.argwhere(a > INT64_MAX)[0])
+            raise ValueError(f"{name}[{', '.join(map(str, at))}]: expected an integer below 2^63, got {a[at]}")
         return a.astype(np.int64)
     if a.dtype.kind not in "iuf":
         raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
