@@ -117,8 +117,6 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
     for name, value in (("model", model), ("executor", executor), ("dataset", dataset), ("planning", planning)):
         if not (isinstance(value, str) or (value is None and name == "model")):
             raise TypeError(f"{name}: expected a string, got {value!r}")
-    if model is None and trace is not None:  # the program's own message names its flags
-        raise ValueError("model: expected the trace's model preset with trace, got None")
     settings.update(
         trace=_path(trace, "trace", True),
         history=_path(history, "history", True),
@@ -145,4 +143,6 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         roofline_placement=flag(roofline_placement, "roofline_placement"),
         max_seconds=seconds_budget(),
     )
+    if model is None and settings["trace"]:  # the program's own message names its flags
+        raise ValueError("model: expected the trace's model preset with trace, got None")
     return json.loads(_zepp.simulate(settings))
