@@ -23,6 +23,7 @@ PYBIND11_MODULE(_zepp, m) {
   m.doc() = "Compiled core of the zepp package; use `import zepp`, which documents and validates every call.";
   m.attr("__version__") = ZEPP_VERSION;  // project(VERSION) of the top-level CMakeLists.txt
   m.attr("MAX_LOAD") = zepp::kMaxLoad;    // the bound every load reader checks (zepp._args.loads)
+  m.attr("MAX_LAYER_ID") = zepp::kMaxLayerId;  // layer ids of placement files: [0, this)
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.hpp"
+#include "core/error.hpp"
 #include "core/presets.hpp"
 
 namespace zepp::py {
@@ -74,8 +75,14 @@ void bind_placement(pb::module_& m) {
       for (int l = 0; l < L; ++l) {
         if (previous.size() > 0)
           opt.previous.assign(previous.data() + size_t(l) * previous.shape(1), previous.data() + size_t(l + 1) * previous.shape(1));
-        const Rebalanced r =
-            rebalance_zepp({weight.data() + size_t(l) * E, weight.data() + size_t(l + 1) * E}, topo, slots_per_gpu, opt);
+        Rebalanced r;
+        try {
+          r = rebalance_zepp({weight.data() + size_t(l) * E, weight.data() + size_t(l + 1) * E}, topo, slots_per_gpu, opt);
+        } catch (const ArgumentError& e) {  // previous's errors name its row
+          const std::string what = e.what();
+          if (what.rfind("previous: ", 0) != 0) throw;
+          throw ArgumentError("previous: row " + std::to_string(l) + ", " + what.substr(10));
+        }
         phy.insert(phy.end(), r.placement.phy2log.begin(), r.placement.phy2log.end());
         const MoveReport& m = r.moves;
         moves.insert(moves.end(), {double(m.slots_changed), double(m.local), double(m.nvlink), double(m.nic), m.nvlink_bytes,

@@ -24,6 +24,12 @@ namespace {
 template <class T>
 using Exact = pb::array_t<T, pb::array::c_style>;
 
+// ArgumentError("out: must not overlap <in_name>") when `out` shares memory with an input: the
+// core reads its inputs while it writes `out` (check_apart, routing/router.hpp).
+void apart(const pb::array& out, const pb::array& in, const char* in_name) {
+  check_apart(out.data(), size_t(out.nbytes()), in.data(), size_t(in.nbytes()), "out", in_name);
+}
+
 // GemmCost's five figures (hidden, ffn, peak_flops, read_s, launch_s) as a tuple, the form
 // gemm_cost returns and PyRouter takes.
 using GemmFields = std::tuple<double, double, double, double, double>;
@@ -59,6 +65,8 @@ class PyRouter {
       throw ArgumentError("src_rank: expected one rank per token");
     if (out.ndim() != 2 || out.shape(0) != topk_ids.shape(0) || out.shape(1) != topk_ids.shape(1))
       throw ArgumentError("out: expected the shape of topk_ids");
+    apart(out, topk_ids, "topk_ids");
+    apart(out, src_rank, "src_rank");
     const int64_t T = topk_ids.shape(0);
     const int k = int(topk_ids.shape(1));
     const Id* ids = topk_ids.data();
@@ -77,6 +85,7 @@ class PyRouter {
   Exact<int64_t> count(Exact<Id> topk_ids, Exact<int64_t> out) {
     if (topk_ids.ndim() != 2) throw ArgumentError("topk_ids: expected a 2-D array");
     if (out.ndim() != 1 || out.shape(0) != router_.num_experts()) throw ArgumentError("out: expected [num_experts]");
+    apart(out, topk_ids, "topk_ids");
     const Id* ids = topk_ids.data();
     const int64_t T = topk_ids.shape(0);
     const int k = int(topk_ids.shape(1));
@@ -95,6 +104,7 @@ class PyRouter {
                           ", " + std::to_string(router_.num_experts()) + "]");
     if (out.ndim() != 2 || out.shape(0) != router_.num_slots() || out.shape(1) != router_.num_gpus())
       throw ArgumentError("out: expected shape [num_slots, num_gpus]");
+    apart(out, counts, "counts");
     std::span<const int64_t> c(counts.data(), size_t(counts.size()));
     std::span<int64_t> m(out.mutable_data(), size_t(out.size()));
     {
@@ -114,6 +124,8 @@ class PyRouter {
                           ", " + std::to_string(router_.num_gpus()) + "]");
     if (out.ndim() != 2 || out.shape(0) != topk_ids.shape(0) || out.shape(1) != topk_ids.shape(1))
       throw ArgumentError("out: expected the shape of topk_ids");
+    apart(out, topk_ids, "topk_ids");
+    apart(out, plan, "plan");
     const Id* ids = topk_ids.data();
     const int64_t T = topk_ids.shape(0);
     const int k = int(topk_ids.shape(1));

@@ -168,9 +168,9 @@ def test_bad_gemm_cost_arguments_name_them():
         zepp.gemm_cost("llama5", "a100")
     with pytest.raises(ValueError, match=r"^topology: 'a1000' is neither a preset \(a100, "):
         zepp.gemm_cost("llama4-maverick", "a1000")
-    with pytest.raises(ValueError, match=r"^model: expected a model preset name, got None"):
+    with pytest.raises(TypeError, match=r"^model: expected a model preset name, got None"):
         zepp.gemm_cost(None, "a100")
-    with pytest.raises(ValueError, match=r"^topology: expected a cluster preset name or a topology file path, got 4"):
+    with pytest.raises(TypeError, match=r"^topology: expected a cluster preset name or a topology file path, got 4"):
         zepp.gemm_cost("llama4-maverick", 4)
 
 

@@ -56,6 +56,49 @@ def test_trtllm_yaml_text(tmp_path):
     np.testing.assert_array_equal(phy2log, [[2, 1, 0, 1], [0, 1, 2, 0]])
 
 
+def test_layer_ids_the_files_cannot_hold_are_refused(tmp_path):
+    """trtllm wrote layer 2e9, which its reader refuses (layer ids below 2^30, one bound for both);
+    eplb-json dropped layer_ids [1, 3] silently (it reads back rows 0, 1)."""
+    path = tmp_path / "lb.yaml"
+    with pytest.raises(ValueError, match=r"^layer_ids: expected layer ids in \[0, 2\^30\), got 2000000000$"):
+        zepp.write_placement(path, [[0, 1]], "trtllm", layer_ids=[2_000_000_000])
+    assert not path.exists()
+    zepp.write_placement(path, [[0, 1]], "trtllm", layer_ids=[2**30 - 1])  # the largest the reader takes
+    np.testing.assert_array_equal(zepp.read_placement(path, "trtllm")[0], [2**30 - 1])
+    with pytest.raises(ValueError, match=r"^layer_ids: expected distinct layer ids, got 2 twice$"):
+        zepp.write_placement(path, [[0, 1], [1, 0]], "trtllm", layer_ids=[2, 2])
+    with pytest.raises(ValueError, match=r"^layer_ids: format 'eplb-json' stores rows by position \(layers 0..1\) "
+                                         r"and no layer ids; leave layer_ids out, or write sglang or trtllm$"):
+        zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[1, 3])
+    zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[0, 1])
+
+
+def test_wrong_types_raise_type_error_naming_the_argument(tmp_path):
+    """read_sglang_stats(5), write_*(None, ...), read_trace(None) and model_preset(None) raised
+    ValueError; a path or name of the wrong type is a TypeError, an empty path a ValueError naming
+    it (it read ": cannot open for reading")."""
+    path = r"^path: expected a file path \(str or os.PathLike\), got "
+    for call, message in [(lambda: zepp.read_sglang_stats(5), path + "5$"),
+                          (lambda: zepp.write_sglang_stats(None, [[1.0]]), path + "None$"),
+                          (lambda: zepp.read_placement(None, "sglang"), path + "None$"),
+                          (lambda: zepp.write_placement(None, [[0, 1]], "sglang"), path + "None$"),
+                          (lambda: zepp.read_trace(None), path + "None$"),
+                          (lambda: zepp.read_expert_load(3.5), path + "3.5$"),
+                          (lambda: zepp.read_placement(tmp_path / "x.json", None),
+                           r"^format: expected one of sglang, trtllm, eplb-json, got None$"),
+                          (lambda: zepp.model_preset(None), r"^name: expected a model preset name, got None$")]:
+        with pytest.raises(TypeError, match=message):
+            call()
+    for call in (lambda: zepp.read_sglang_stats(""), lambda: zepp.write_placement("", [[0, 1]], "sglang")):
+        with pytest.raises(ValueError, match=r"^path: expected a file path, got an empty one$"):
+            call()
+
+
+def test_uint64_ids_beyond_int64_are_shown_as_given(tmp_path):
+    with pytest.raises(ValueError, match=r"^phy2log\[0, 0\]: expected an integer below 2\^63, got 9223372036854775808$"):
+        zepp.write_placement(tmp_path / "p.json", np.full((1, 4), 2**63, np.uint64), "sglang")
+
+
 def test_malformed_files_name_file_and_field(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_slots: 3\ninitial_global_assignments:\n  1: [0, 1]\n")
@@ -79,7 +122,6 @@ def test_malformed_files_name_file_and_field(tmp_path):
         (lambda p: zepp.write_placement(p, [[0, 1]], "trtllm", layer_ids=[1, 2]), "layer_ids"),
         (lambda p: zepp.write_sglang_stats(p, [[1.0, -1.0]]), "load"),
         (lambda p: zepp.read_placement(p, "yaml"), "format"),
-        (lambda p: zepp.read_placement(None, "sglang"), "path"),
     ],
 )
 def test_bad_arguments_name_the_argument(tmp_path, call, argument):

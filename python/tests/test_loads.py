@@ -48,8 +48,8 @@ def test_vllm_load_window_logical_and_physical(tmp_path):
         zepp.read_expert_load(tmp_path / "w.pt")
     # No samples (or steps) to sum: zero loads would pass for a recording of an idle model.
     torch.save(torch.zeros(0, 2, 4), tmp_path / "empty.pt")
-    with pytest.raises(ValueError, match=r"empty.pt: load window: expected a window of at least one sample "
-                                         r"\(\[samples, layers, experts or slots\]\), got shape \(0, 2, 4\)"):
+    with pytest.raises(ValueError, match=r"empty.pt: load window: expected \[samples, layers, experts or slots\] of "
+                                         r"at least one sample, got shape \(0, 2, 4\)"):
         zepp.read_expert_load(tmp_path / "empty.pt")
     torch.save({"load_window_cpu": torch.zeros(0, 2, 4)}, tmp_path / "empty.pt")
     with pytest.raises(ValueError, match=r"empty.pt: load_window_cpu: expected .* at least one sample"):
@@ -61,6 +61,45 @@ def test_vllm_load_window_logical_and_physical(tmp_path):
     (tmp_path / "bad.pt").write_bytes(b"PK\x03\x04 a zip archive torch cannot read")
     with pytest.raises(ValueError, match="bad.pt: cannot read as a torch.save file"):
         zepp.read_expert_load(tmp_path / "bad.pt")
+
+
+def test_loads_summing_above_the_bound_are_refused_when_read(tmp_path):
+    """Each step within 1e15 but their sum above it: read_sglang_stats returned it, and
+    write_sglang_stats and rebalance_experts then refused it; now every reader refuses it."""
+    path = tmp_path / "s.json"
+    path.write_text('{"logical_count": [[[1, 6e14]], [[2, 6e14]]]}')
+    message = r": logical_count: \[0, 1\] sums to 1.2e\+15 over the steps, above the load bound 1e15$"
+    with pytest.raises(ValueError, match=f"^{path}{message}"):
+        zepp.read_sglang_stats(path)
+    with pytest.raises(ValueError, match=f"^{path}{message}"):
+        zepp.read_expert_load(path)
+    torch.save({"logical_count": torch.tensor([[[1, 6e14]], [[2, 6e14]]])}, tmp_path / "d.pt")
+    with pytest.raises(ValueError, match=f"d.pt{message}"):
+        zepp.read_expert_load(tmp_path / "d.pt")
+    torch.save(torch.tensor([[[1, 6e14]], [[2, 6e14]]]), tmp_path / "w.pt")
+    with pytest.raises(ValueError, match=r"w.pt: load window: \[0, 1\] sums to 1.2e\+15 over the samples"):
+        zepp.read_expert_load(tmp_path / "w.pt")
+    # Two slots of one expert, each within the bound over the samples.
+    torch.save({"expert_load_window": torch.tensor([[[6e14, 6e14, 1]]]), "physical_to_logical_map": torch.tensor([[0, 0, 1]])},
+               tmp_path / "v.pt")
+    with pytest.raises(ValueError, match=r"v.pt: physical_to_logical_map: \[0, 0\] sums to 1.2e\+15 over the "
+                                         r"expert's slots, above the load bound 1e15$"):
+        zepp.read_expert_load(tmp_path / "v.pt")
+
+
+def test_map_entry_beyond_the_experts_is_refused(tmp_path):
+    """A map entry of 99 among 8 experts read as 100 experts, 92 of them without load; every expert
+    of [0, E) has a slot in every layer, so the entry beyond the first one missing is named."""
+    phy2log = torch.arange(8).repeat(2, 2)  # [L = 2, P = 16], experts 0..7 twice
+    phy2log[1, 5] = 99
+    torch.save({"expert_load_window": torch.ones(3, 2, 16), "physical_to_logical_map": phy2log}, tmp_path / "v.pt")
+    with pytest.raises(ValueError, match=r"v.pt: physical_to_logical_map\[1, 5\]: expected an expert id in \[0, 8\), "
+                                         r"got 99 \(layer 0 has no slot for expert 8; every expert needs one in every layer\)$"):
+        zepp.read_expert_load(tmp_path / "v.pt")
+    records = [{"global_physical_count": torch.ones(2, 16)}]
+    torch.save({"records": records, "last_physical_to_logical_map": phy2log}, tmp_path / "p.pt")
+    with pytest.raises(ValueError, match=r"p.pt: last_physical_to_logical_map\[1, 5\]: expected an expert id in \[0, 8\)"):
+        zepp.read_expert_load(tmp_path / "p.pt")
 
 
 def test_cli_reads_a_converted_recorder_dump(tmp_path):

@@ -142,6 +142,39 @@ def test_failed_ranks_keep_every_expert_and_rank_ids():
         zepp.rebalance_experts(weight, 96, 1, 4, 16, policy="zepp", previous=first[:, :90])
 
 
+def test_own_result_under_failed_ranks_is_its_previous():
+    """The result's -1 slots (a lost rank's) were refused as previous under the same failure
+    ("expected expert ids in [0, 16), got [-1, 15]"); -1 is accepted exactly in failed ranks' slots."""
+    weight = np.random.default_rng(5).random((2, 16)) * 100
+    placed = zepp.rebalance_experts(weight, 32, 1, 2, 4, policy="zepp", failed_ranks=[1])[0]
+    again = zepp.rebalance_experts(weight, 32, 1, 2, 4, policy="zepp", failed_ranks=[1], previous=placed,
+                                   return_moves=True)
+    np.testing.assert_array_equal(again[0], placed)
+    np.testing.assert_array_equal(again[3]["slots_changed"], [0, 0])
+    # A further loss starts from it too; -1 where no rank is lost is refused, naming row and slot.
+    assert np.all(zepp.rebalance_experts(weight, 32, 1, 2, 4, policy="zepp", failed_ranks=[1, 2],
+                                         previous=placed)[0][:, 8:24] == -1)
+    for failed in (None, [2]):
+        with pytest.raises(ValueError, match=r"^previous: row 0, slot 8 holds expert -1, expected \[0, 16\) "
+                                             r"\(-1 only in a lost GPU's slots; GPU 1 is not lost\)$"):
+            zepp.rebalance_experts(weight, 32, 1, 2, 4, policy="zepp", failed_ranks=failed, previous=placed)
+    with pytest.raises(ValueError, match=r"^previous: expected expert ids in \[0, 16\) \(-1 in failed ranks' slots\), "
+                                         r"got \[-2, 15\]$"):
+        zepp.rebalance_experts(weight, 32, 1, 2, 4, policy="zepp", failed_ranks=[1], previous=np.where(placed < 0, -2, placed))
+
+
+def test_previous_without_a_slot_for_some_expert_is_refused():
+    """All zeros was accepted as previous though experts 1-15 had no slot (the CLI refused it)."""
+    weight = np.ones((2, 16))
+    with pytest.raises(ValueError, match=r"^previous: row 0, expert 1 has no slot; a placement holds every expert "
+                                         r"of \[0, 16\)$"):
+        zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", previous=np.zeros((2, 24), int))
+    previous = zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp")[0]
+    previous[1, previous[1] == 7] = 3
+    with pytest.raises(ValueError, match=r"^previous: row 1, expert 7 has no slot"):
+        zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", previous=previous)
+
+
 def test_zepp_policy_on_real_loads(shared_dir):
     case = json.loads((shared_dir / "data/eplb/reference-cases.json").read_text())["cases"][0]
     weight = np.asarray(case["weight"], dtype=float)  # 26 layers x 64 experts, DeepSeek-V2-Lite
@@ -223,3 +256,22 @@ def test_benchmark_script_runs():
     run = subprocess.run([sys.executable, str(script), "--repeat", "1"], capture_output=True, text=True, check=True)
     assert [line.split()[0] for line in run.stdout.splitlines()[1:]] == ["eplb", "zepp", "zepp,"]
     assert run.stdout.count("x eplb (cpu)") == 3
+
+
+def test_boolean_flags_must_be_bools():
+    """return_moves="no" was truthy (a fourth result appeared); flags take True or False only, as
+    zepp.simulate's stage flags do."""
+    from zepp.integrations.sglang import ZeppSglangEplb
+    from zepp.integrations.vllm import ZeppEplbPolicy
+
+    weight = np.ones((1, 16))
+    calls = [(lambda v: zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", return_moves=v), "return_moves"),
+             (lambda v: ZeppSglangEplb.rebalance_experts(weight, 24, 6, None, 2, return_moves=v), "return_moves"),
+             (lambda v: ZeppEplbPolicy.rebalance_experts(weight, 24, 1, 2, 4, maps=v), "maps")]
+    for call, name in calls:
+        for value in ("no", 1, None):
+            with pytest.raises(TypeError, match=f"^{name}: expected True or False, got {re.escape(repr(value))}$"):
+                call(value)
+    assert len(zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", return_moves=np.bool_(True))) == 4
+    ZeppSglangEplb.reset()
+    ZeppEplbPolicy.reset()

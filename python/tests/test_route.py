@@ -223,7 +223,7 @@ def test_route_rank_names_bad_arguments():
         router.route_rank(ids, 1, plan[:4])
     with pytest.raises(ValueError, match="^topk_ids: entry \\[1, 1\\] is -3"):
         router.route_rank(np.array([[0, 1], [2, -3]], dtype=np.int64), 1, plan)
-    with pytest.raises(ValueError, match="^counts: fewer tokens for \\(src_gpu 0"):
+    with pytest.raises(ValueError, match="^plan: fewer tokens for \\(src_gpu 0"):
         router.route_rank(ids, 0, plan)  # rank 0 counted nothing
 
 
@@ -258,6 +258,42 @@ def test_a_token_naming_an_expert_twice_is_refused():
     np.testing.assert_array_equal(zepp.route([[3, -1, -1]], [0], PHY2LOG, 2, 4), [[3, -1, -1]])  # padding repeats
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_out_sharing_memory_with_an_input_is_refused(dtype):
+    """out=topk_ids segfaulted: the core reads a token's ids again after writing its slots, and read
+    a placeholder slot as an expert id. Every out= that overlaps an input is refused, naming both."""
+    phy = zepp.rebalance_experts(np.ones((1, 16)), 24, 4, 2, 4, policy="zepp")[0][0]
+    ids = np.random.RandomState(1).randint(0, 16, (50, 2)).astype(dtype)
+    src = (np.arange(50) % 4).astype(dtype)
+    router = zepp.Router(phy, 2, 4)
+    with pytest.raises(ValueError, match="^out: must not overlap topk_ids$"):
+        router.route(ids, src, out=ids)
+    wide = np.zeros((51, 2), dtype=dtype)
+    wide[1:] = ids
+    with pytest.raises(ValueError, match="^out: must not overlap topk_ids$"):
+        router.route(wide[1:], src, out=wide[:-1])  # shifted by one token
+    buf = np.zeros(150, dtype=dtype)  # out = buf[:100] as [50, 2], src_rank = buf[50:]
+    buf[100:] = src
+    with pytest.raises(ValueError, match="^out: must not overlap src_rank$"):
+        router.route(ids, buf[100:], out=buf[50:150].reshape(50, 2))
+    counts = np.stack([router.count(ids[src == r]) for r in range(4)])
+    plan = router.plan(counts)
+    mine = ids[src == 0].copy()
+    with pytest.raises(ValueError, match="^out: must not overlap topk_ids$"):
+        router.route_rank(mine, 0, plan, out=mine)
+    with pytest.raises(ValueError, match="^out: must not overlap plan$"):
+        router.route_rank(mine, 0, plan, out=plan.view(dtype).reshape(-1)[:mine.size].reshape(mine.shape))
+    flat = np.zeros(96, dtype=np.int64)  # counts [4, 16] in the first 64 values of out [24, 4]
+    flat[:64] = counts.reshape(-1)
+    with pytest.raises(ValueError, match="^out: must not overlap counts$"):
+        router.plan(flat[:64].reshape(4, 16), out=flat.reshape(24, 4))
+    ids64 = ids.astype(np.int64)
+    with pytest.raises(ValueError, match="^out: must not overlap topk_ids$"):
+        router.count(ids64, out=ids64.reshape(-1)[:16])
+    # The results with separate arrays are unchanged.
+    np.testing.assert_array_equal(router.route(ids, src), zepp.route(ids, src, phy, 2, 4))
+
+
 def test_benchmark_script_reports_its_workload_and_every_call():
     """The benchmark's work, not its speed: the batch and placement it describes, every call in its
     row (the script checks each result against zepp.route), best <= median, and each argsort row
@@ -285,3 +321,13 @@ def test_benchmark_script_reports_its_workload_and_every_call():
         assert best <= median, label
         if label.startswith("numpy.argsort"):
             assert ratio == 1.0, label
+
+
+def test_uint64_beyond_int64_is_shown_as_given():
+    """src_rank 2**63 as uint64 was named as -9223372036854775808 (wrapped by the int64 copy)."""
+    for call in (lambda: zepp.route([[0]], np.array([2**63], np.uint64), PHY2LOG, 2, 4),
+                 lambda: zepp.Router(PHY2LOG, 2, 4).route(np.array([[0]], np.uint64), np.array([2**63], np.uint64))):
+        with pytest.raises(ValueError, match=r"^src_rank\[0\]: expected an integer below 2\^63, got 9223372036854775808$"):
+            call()
+    np.testing.assert_array_equal(zepp.route(np.array([[1]], np.uint64), np.array([0], np.uint64), PHY2LOG, 2, 4),
+                                  [[1]])

@@ -169,3 +169,16 @@ def test_init_expert_location_file(tmp_path):
 def test_bad_arguments_name_the_argument(call, argument):
     with pytest.raises(ValueError, match=rf"^{argument}(\[[0-9, ]+\])?:"):  # an entry by its index
         call()
+
+
+def test_step_windows_without_steps_or_summing_above_the_bound_are_refused():
+    """An empty step window was accepted (zero loads), though the docstring said it raises; steps
+    each within 1e15 summing above it are refused as read_sglang_stats refuses them."""
+    with pytest.raises(ValueError, match=r"^tokens_per_expert: expected \[steps, layers, experts\] of at least one "
+                                         r"step, got shape \(0, 2, 16\)$"):
+        ZeppSglangEplb.rebalance_experts(np.zeros((0, 2, 16)), 24, 6, None, 2)
+    steps = np.ones((2, 2, 16))
+    steps[:, 1, 4] = 6e14
+    with pytest.raises(ValueError, match=r"^tokens_per_expert: \[1, 4\] sums to 1.2e\+15 over the steps, above the "
+                                         r"load bound 1e15$"):
+        ZeppSglangEplb.rebalance_experts(steps, 24, 6, None, 2)

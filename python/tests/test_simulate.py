@@ -61,6 +61,8 @@ def test_real_trace_matches_the_program(shared_dir):
         (dict(strategies="zepp,,a2av"), "strategies: entry 2 of 'zepp,,a2av' is empty"),
         (dict(strategies=("zepp", "zepp")), "strategies: names 'zepp' twice"),
         (dict(strategies="a2av, magic"), "strategies: unknown strategy 'magic'"),
+        # It read "model: is required with --trace", the program's flag.
+        (dict(trace="any/trace"), r"model: expected the trace's model preset with trace, got None$"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs, argument):

@@ -49,12 +49,37 @@ def worker(rank, world, nodes, init, results):
             dist.all_reduce(error, op=dist.ReduceOp.MAX)
             traffic = layer.dispatcher.traffic.as_tensor()
             dist.all_reduce(traffic)
-            out[strategy] = (float(error), traffic.tolist())
+            # -1 padding (as zepp.Router takes it) goes nowhere and adds nothing: every other
+            # pair's output as the dense reference gives it; a row of padding only gets zeros.
+            padded = ids.clone()
+            padded[::3, 1] = -1
+            padded[1] = -1
+            pad_ref = zt.weighted_experts(experts, list(range(E)), hidden, gates, padded)
+            pad_error = torch.tensor([float((layer(hidden, padded, gates) - pad_ref).abs().max())], dtype=torch.float64)
+            dist.all_reduce(pad_error, op=dist.ReduceOp.MAX)
+            out[strategy] = (float(error), traffic.tolist(), float(pad_error))
         out["zepp gemm"] = consolidated(rank, world, nodes, experts, load, hidden, ids, gates)
+        out["type errors"] = type_errors(experts, np.arange(E), hidden, ids, gates)
         if rank == 0:
             results.put(out)
     finally:
         dist.destroy_process_group()
+
+
+def type_errors(experts, phy2log, hidden, ids, gates):
+    """The TypeErrors of arguments of the wrong type, raised before any collective call (num_nodes
+    None failed on "'<' not supported", numpy hidden states on "has no attribute 'dim'")."""
+    import zepp.torch as zt
+
+    layer = zt.MoELayer(experts, phy2log, 2, "a2av")
+    messages = []
+    for call in (lambda: zt.MoELayer(experts, phy2log, None), lambda: zt.MoELayer(experts, phy2log, 2.0),
+                 lambda: layer(hidden.numpy(), ids, gates)):
+        try:
+            call()
+        except TypeError as e:
+            messages.append(str(e))
+    return messages
 
 
 def consolidated(rank, world, nodes, experts, load, hidden, ids, gates):
@@ -92,8 +117,11 @@ def test_every_strategy_matches_the_dense_reference(tmp_path):
     out = run(4, 2, tmp_path)  # 8 ranks on 2 and 4 nodes: test_torch_ep.py
     error, moves, same = out.pop("zepp gemm")
     assert error <= 1e-5 and moves > 0 and same  # consolidation fired, the per-rank slots the global ones
-    for strategy, (error, (inter, intra, metadata)) in out.items():
-        assert error <= 1e-5, strategy
+    assert out.pop("type errors") == ["num_nodes: expected an integer, got None",
+                                      "num_nodes: expected an integer, got 2.0",
+                                      "hidden: expected a torch tensor [tokens, hidden], got ndarray"]
+    for strategy, (error, (inter, intra, metadata), pad_error) in out.items():
+        assert error <= 1e-5 and pad_error <= 1e-5, strategy
         assert inter > 0 and metadata > 0, strategy
     # Each token crosses to a node once (zepp) instead of once per pair (a2av): fewer NIC bytes.
     assert out["zepp"][1][0] < out["a2av"][1][0]

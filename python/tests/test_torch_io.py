@@ -67,9 +67,10 @@ def test_formats_take_tensors(tmp_path):
     zepp.write_sglang_stats(tmp_path / "stats.json", load)
     np.testing.assert_array_equal(zepp.read_sglang_stats(tmp_path / "stats.json"), load.numpy())
     phy2log = torch.tensor([[0, 1, 2, 0], [2, 1, 0, 1]])
-    zepp.write_placement(tmp_path / "p.json", phy2log, "eplb-json", layer_ids=torch.tensor([3, 5]))
-    layers, read = zepp.read_placement(tmp_path / "p.json", "eplb-json")
+    zepp.write_placement(tmp_path / "p.yaml", phy2log, "trtllm", layer_ids=torch.tensor([3, 5]))
+    layers, read = zepp.read_placement(tmp_path / "p.yaml", "trtllm")
     np.testing.assert_array_equal(read, phy2log.numpy())
+    np.testing.assert_array_equal(layers, [3, 5])
 
 
 def test_sglang_adapter_gives_tensors_back():
@@ -111,6 +112,18 @@ def test_vllm_plan_rebalance_and_legacy_agree():
         policy.plan_rebalance(context(window[0], start[0], 4, 16))
     with pytest.raises(ValueError, match="^physical_to_logical_map_cpu"):
         policy.plan_rebalance(context(window, start[0][:, :48].repeat(1, 2) + 64, 4, 16))
+    # The window's entries are named by their index there ("weight[0, 0]" named the sum's).
+    bad = window.clone()
+    bad[1, 2, 3] = float("nan")
+    with pytest.raises(ValueError, match=r"^load_window_cpu\[1, 2, 3\]: expected a load in \[0, 1e15\], got nan$"):
+        policy.plan_rebalance(context(bad, start[0], 4, 16))
+    bad = torch.full((2, 3, 64), 6e14, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"^load_window_cpu: \[0, 0\] sums to 1.2e\+15 over the samples, above the load "
+                                         r"bound 1e15$"):
+        policy.plan_rebalance(context(bad, start[0], 4, 16))
+    with pytest.raises(ValueError, match=r"^load_window_cpu: expected \[samples, layers, experts\] of at least one "
+                                         r"sample, got shape \(0, 3, 64\)$"):
+        policy.plan_rebalance(context(window[:0], start[0], 4, 16))
     ZeppEplbPolicy.reset()
 
 

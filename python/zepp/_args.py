@@ -10,6 +10,7 @@ import _zepp
 from ._tensors import host
 
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 def seconds_budget():
     """CPU seconds one call may take, as `zepp place` allows (call_seconds_budget of
@@ -61,6 +62,13 @@ def count(value, name, minimum=1, maximum=INT32_MAX):
     return n
 
 
+def flag(value, name):
+    """A bool (numpy's too), or TypeError naming `name`: 'no' would be truthy."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name}: expected True or False, got {value!r}")
+
+
 def memory_budget():
     """Bytes this process may still allocate: physical memory, or what RLIMIT_AS leaves above
     the current address space when that is less (pipeline/cost.cpp, shared with `zepp`)."""
@@ -103,6 +111,9 @@ def array(value, name, ndim, integer, finite=True):
     if integer:
         if a.dtype.kind not in "iu":
             raise ValueError(f"{name}: expected integer entries, got dtype {a.dtype}")
+        if a.dtype == np.uint64 and (a > INT64_MAX).any():  # int64 would wrap them negative in messages
+            at = tuple(int(i) for i in np.argwhere(a > INT64_MAX)[0])
+            raise ValueError(f"{name}[{', '.join(map(str, at))}]: expected an integer below 2^63, got {a[at]}")
         return a.astype(np.int64)
     if a.dtype.kind not in "iuf":
         raise ValueError(f"{name}: expected real numbers, got dtype {a.dtype}")
@@ -129,3 +140,24 @@ def loads(value, name, ndim):
         bound = f"{MAX_LOAD:.0e}".replace("e+", "e")
         raise ValueError(f"{name}[{', '.join(map(str, at))}]: expected a load in [0, {bound}], got {float(a[at])!r}")
     return a
+
+
+def bounded(total, name, over):
+    """`total` [layers, E], loads summed `over` something (steps, samples, an expert's slots), else
+    ValueError naming `name` and the first sum above MAX_LOAD: each part was within the bound, but
+    every reader and rebalance_experts refuse the sum."""
+    above = np.argwhere(total > MAX_LOAD)
+    if above.size:
+        at = tuple(int(i) for i in above[0])
+        raise ValueError(f"{name}: [{at[0]}, {at[1]}] sums to {float(total[at]):g} over {over}, above the load bound 1e15")
+    return total
+
+
+def summed(window, name, what, columns="experts"):
+    """A recording's loads, window [steps or samples, layers, columns] as `loads` checked them,
+    summed over its first axis; ValueError naming `name` for a window of none (zero loads would
+    pass for an idle model) or a sum above MAX_LOAD."""
+    if window.shape[0] == 0:
+        raise ValueError(f"{name}: expected [{what}s, layers, {columns}] of at least one {what}, "
+                         f"got shape {window.shape}")
+    return bounded(window.sum(axis=0), name, f"the {what}s")

@@ -9,13 +9,19 @@ import _zepp
 from ._args import array, fits, loads
 
 PLACEMENT_FORMATS = ("sglang", "trtllm", "eplb-json")
+MAX_LAYER_ID = _zepp.MAX_LAYER_ID  # layer ids of placement files are in [0, 2^30), as the readers require
 
 
 def _path(path, name="path"):
+    """`path` as os.fspath gives it: TypeError naming `name` for what is no path (None, a number),
+    ValueError for an empty one (the core would name a file '')."""
     try:
-        return os.fspath(path)
+        path = os.fspath(path)
     except TypeError:
-        raise ValueError(f"{name}: expected a file path, got {path!r}") from None
+        raise TypeError(f"{name}: expected a file path (str or os.PathLike), got {path!r}") from None
+    if not path:
+        raise ValueError(f"{name}: expected a file path, got an empty one")
+    return path
 
 
 def _read(reader, path, *args):
@@ -39,7 +45,8 @@ def read_sglang_stats(path):
     Returns: [L, E] float64 numpy array, tokens per expert summed over steps -- the `weight` of
     rebalance_experts.
     Raises: ValueError naming the file and field (missing member, ragged lists, non-numbers,
-    negative counts, invalid JSON with its line).
+    negative counts, a count summing above 1e15 over the steps, invalid JSON with its line);
+    TypeError naming path when it is no path.
     """
     return _read(_zepp.read_sglang_stats, _path(path))
 
@@ -49,7 +56,8 @@ def write_sglang_stats(path, load):
 
     Integral loads are written as integers, others in shortest round-trip form, so
     read_sglang_stats(path) returns `load` exactly. Raises ValueError naming `load` (not 2-D, empty;
-    an entry negative, NaN/inf or above 1e15, which the reader would refuse) or the file (cannot write).
+    an entry negative, NaN/inf or above 1e15, which the reader would refuse) or the file (cannot
+    write); TypeError naming path when it is no path.
     """
     a = loads(load, "load", 2)
     if a.size == 0:
@@ -58,6 +66,8 @@ def write_sglang_stats(path, load):
 
 
 def _format(format):
+    if not isinstance(format, str):
+        raise TypeError(f"format: expected one of {', '.join(PLACEMENT_FORMATS)}, got {format!r}")
     if format not in PLACEMENT_FORMATS:
         raise ValueError(f"format: expected one of {', '.join(PLACEMENT_FORMATS)}, got {format!r}")
     return format
@@ -74,7 +84,8 @@ def read_placement(path, format):
     Returns: (layer_ids [L] int64, phy2log [L, P] int64); slot p of a row sits on EP rank
     p // (P / ranks).
     Raises: ValueError naming the file, line (YAML, JSON syntax) and field for malformed files:
-    wrong shapes, non-integer or out-of-range ids, an expert missing from a row, repeated layers.
+    wrong shapes, non-integer or out-of-range ids, an expert missing from a row, repeated layers;
+    TypeError naming path or format when it is no path or string.
     """
     return _read(_zepp.read_placement, _path(path), _format(format))
 
@@ -82,13 +93,15 @@ def read_placement(path, format):
 def write_placement(path, phy2log, format, layer_ids=None):
     """Write phy2log [L, P] (one row per MoE layer, e.g. rebalance_experts' first result) in `format`.
 
-    layer_ids [L]: model layer of each row (default 0..L-1). "sglang" writes rows for model layers
-    0..max(layer_ids), filling layers absent from layer_ids (dense layers) with SGLang's own trivial
-    row p -> p mod E, and writes only physical_to_logical_map (SGLang's init_by_mapping accepts
-    nothing else). "trtllm" writes num_slots, initial_global_assignments (layers ascending) and
+    layer_ids [L]: model layer of each row, distinct, in [0, 2^30) (default 0..L-1); "eplb-json"
+    files have none (rows are layers 0..L-1 by position), so it takes only 0..L-1. "sglang" writes
+    rows for model layers 0..max(layer_ids), filling layers absent from layer_ids (dense layers)
+    with SGLang's own trivial row p -> p mod E, and writes only physical_to_logical_map (SGLang's
+    init_by_mapping accepts nothing else). "trtllm" writes num_slots, initial_global_assignments (layers ascending) and
     layer_updates_per_iter: 0 (static placement). "eplb-json" writes phy2log, log2phy (slots
     ascending, -1 padded to the most replicas) and logcnt.
-    Raises: ValueError naming phy2log / layer_ids / format, or the file when it cannot be written.
+    Raises: ValueError naming phy2log / layer_ids / format, or the file when it cannot be written;
+    TypeError naming path or format when it is no path or string.
     """
     format = _format(format)
     phy = array(phy2log, "phy2log", 2, integer=True)
@@ -100,8 +113,15 @@ def write_placement(path, phy2log, format, layer_ids=None):
     ids = np.arange(L) if layer_ids is None else array(layer_ids, "layer_ids", 1, integer=True)
     if ids.shape[0] != L:
         raise ValueError(f"layer_ids: expected one id per row of phy2log ({L}), got {ids.shape[0]}")
-    if ids.min() < 0 or ids.max() >= 2**31 or np.unique(ids).size != L:
-        raise ValueError("layer_ids: expected distinct layer ids in [0, 2^31)")
+    bad = ids[(ids < 0) | (ids >= MAX_LAYER_ID)]
+    if bad.size:
+        raise ValueError(f"layer_ids: expected layer ids in [0, 2^30), got {bad[0]}")
+    values, counts = np.unique(ids, return_counts=True)
+    if counts.max() > 1:
+        raise ValueError(f"layer_ids: expected distinct layer ids, got {values[counts.argmax()]} twice")
+    if format == "eplb-json" and not np.array_equal(ids, np.arange(L)):  # the file would drop them
+        raise ValueError(f"layer_ids: format 'eplb-json' stores rows by position (layers 0..{L - 1}) and no layer "
+                         "ids; leave layer_ids out, or write sglang or trtllm")
     if format == "sglang":  # a row of P ids (and their text) for every model layer up to the largest id
         fits(16 * (int(ids.max()) + 1) * P, "layer_ids", f"writing SGLang rows for layers 0..{int(ids.max())}")
     E = int(phy.max()) + 1

@@ -22,7 +22,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, loads
+from ._args import array, bounded, loads, summed
 from ._formats import _path, read_sglang_stats
 
 
@@ -33,20 +33,26 @@ def _fold(physical, phy2log, name):
         raise ValueError(f"{name}: expected a [layers, slots] map of shape {physical.shape} (as the counts), got {phy.shape}")
     if phy.min() < 0:
         raise ValueError(f"{name}: expected expert ids >= 0, got {phy.min()}")
-    E = int(phy.max()) + 1
+    # Every expert of [0, E) has a slot in every layer, so E is the first id some layer lacks: an id
+    # beyond it (99 among 8 experts) is corrupt, not 92 experts without load.
+    L, P = phy.shape
+    held = np.zeros((L, P + 1), dtype=bool)  # P slots hold at most ids 0..P-1: column P stands for any beyond
+    held[np.arange(L)[:, None], np.minimum(phy, P)] = True
+    lacks = held.argmin(axis=1)  # per layer, its first id without a slot
+    E = int(lacks.min())
+    if (phy >= E).any():
+        layer, slot = (int(i) for i in np.argwhere(phy >= E)[0])
+        raise ValueError(f"{name}[{layer}, {slot}]: expected an expert id in [0, {E}), got {phy[layer, slot]} "
+                         f"(layer {int(lacks.argmin())} has no slot for expert {E}; every expert needs one in every layer)")
     out = np.zeros((physical.shape[0], E))
     for layer in range(physical.shape[0]):
         np.add.at(out[layer], phy[layer], physical[layer])
-    return out
+    return bounded(out, name, "the expert's slots")
 
 
 def _window(window, phy2log, where):
     """[samples, L, E or P] summed over samples, folded to logical experts when phy2log is given."""
-    w = loads(window, where, 3)
-    if w.shape[0] == 0:  # summed over no samples: zero loads, a recording that did not happen
-        raise ValueError(f"{where}: expected a window of at least one sample ([samples, layers, experts or slots]), "
-                         f"got shape {w.shape}")
-    total = w.sum(axis=0)
+    total = summed(loads(window, where, 3), where, "sample", "experts or slots")
     return total if phy2log is None else _fold(total, phy2log, "physical_to_logical_map")
 
 
@@ -64,7 +70,8 @@ def read_expert_load(path, physical_to_logical_map=None):
     of rebalance_experts.
 
     Raises: ValueError naming the file and what was expected (a file neither JSON nor torch.save,
-    unknown content, shapes that do not match, negative counts). Reading .pt files needs torch; they are read with
+    unknown content, shapes that do not match, negative counts, a map entry beyond the experts every
+    layer holds). Reading .pt files needs torch; they are read with
     torch.load(weights_only=True), which refuses pickled code.
     """
     path = _path(path)
@@ -109,9 +116,7 @@ def _from_object(data, phy2log):
             counts = loads(data["logical_count"], "logical_count", np.ndim(data["logical_count"]))
             if counts.ndim not in (2, 3):
                 raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
-            if counts.ndim == 3 and counts.shape[0] == 0:  # as read_sglang_stats refuses it
-                raise ValueError(f"logical_count: expected [steps, layers, experts] of at least one step, got shape {counts.shape}")
-            return counts.sum(axis=0) if counts.ndim == 3 else counts
+            return summed(counts, "logical_count", "step") if counts.ndim == 3 else counts
         if "records" in data:  # SGLang "per_pass" / "per_token" dump
             if not isinstance(data["records"], (list, tuple)):
                 raise ValueError(f"records: expected a list of records, got {type(data['records']).__name__}")
@@ -119,7 +124,8 @@ def _from_object(data, phy2log):
             if not records:
                 raise ValueError("records: expected records with global_physical_count (per_pass mode); "
                                  "per_token dumps hold topk ids, convert them with the recorder's own tools")
-            total = sum(loads(r["global_physical_count"], "global_physical_count", 2) for r in records)
+            total = bounded(sum(loads(r["global_physical_count"], "global_physical_count", 2) for r in records),
+                            "global_physical_count", "the records")
             return _fold(total, data.get("last_physical_to_logical_map", phy2log), "last_physical_to_logical_map")
         for key in ("load_window_cpu", "expert_load_window"):
             if key in data:

@@ -4,7 +4,7 @@ import numpy as np
 
 import _zepp
 
-from ._args import array, check_placement, count, loads, shape_of
+from ._args import array, check_placement, count, flag, loads, shape_of
 from ._tensors import Caller
 
 
@@ -84,8 +84,9 @@ def _rebalance_zepp(w, P, nodes, gpus, previous, failed_ranks, expert_bytes, max
         prev = array(previous, "previous", 2, integer=True)
         if prev.shape != (L, P):
             raise ValueError(f"previous: expected phy2log of shape [{L}, {P}] (layers, num_replicas), got {prev.shape}")
-        if prev.min() < 0 or prev.max() >= E:
-            raise ValueError(f"previous: expected expert ids in [0, {E}), got [{prev.min()}, {prev.max()}]")
+        if prev.min() < -1 or prev.max() >= E:  # the core checks that -1 is only in failed ranks' slots
+            raise ValueError(f"previous: expected expert ids in [0, {E}) (-1 in failed ranks' slots), "
+                             f"got [{prev.min()}, {prev.max()}]")
         prev = prev.astype(np.int32)
     failed = _ranks(failed_ranks, gpus)
     bytes_ = _bytes(expert_bytes, "expert_bytes", "a number of bytes in [0, 1e15]")
@@ -153,7 +154,9 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
             layer: replica counts and a node-spreading LPT packing within 1% of a plain LPT one
             (src/placement/zepp.cpp); S = num_replicas / num_gpus slots per GPU,
             ceil(E / num_gpus) <= S <= E, each expert at most one replica per GPU.
-        previous: policy "zepp" only: the current phy2log [layers, num_replicas]. The result is
+        previous: policy "zepp" only: the current phy2log [layers, num_replicas], holding every
+            expert in every row (-1 only in the slots of failed_ranks, as this function returns
+            a placement made under the same failure). The result is
             the placement with the fewest weight moves whose expected max GPU load is within 1% of
             a from-scratch placement's, preferring moves within a node (src/placement/rebalance.cpp);
             slots keep their expert where it is still wanted.
@@ -188,10 +191,13 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         ValueError naming the argument: weight not 2-D, empty or not numeric; an entry of weight
             negative, NaN/inf or above 1e15 (as the load file readers refuse), named by its index;
         counts that are not positive integers or do not divide as required; an unknown policy;
-        previous / failed_ranks with policy "eplb", of the wrong shape or out of range; too few
+        previous / failed_ranks with policy "eplb", of the wrong shape or out of range; a row of
+        previous without a slot for some expert, or with -1 outside failed ranks' slots; too few
         surviving ranks for every expert.
+        TypeError naming a count that is not an integer, or return_moves that is not a bool.
     """
     caller = Caller(weight)
+    return_moves = flag(return_moves, "return_moves")
     _bytes(expert_bytes, "expert_bytes", "a number of bytes in [0, 1e15]")
     if max_moved_bytes is not None:
         _bytes(max_moved_bytes, "max_moved_bytes", "bytes in [0, 1e15] or None")

@@ -79,13 +79,14 @@ def gemm_cost(model, topology):
         launch). Llama-4 Maverick on a100: read_s 161.8e-6, launch_s 5e-6.
 
     Raises:
-        ValueError naming model or topology: not a string (or path, for topology), an unknown
-        preset, a file that is not a topology file, or the file's line and field when malformed.
+        ValueError naming model or topology: an unknown preset, a file that is not a topology
+        file, or the file's line and field when malformed. TypeError naming either when it is not
+        a string (or path, for topology).
     """
     if not isinstance(model, str):
-        raise ValueError(f"model: expected a model preset name, got {model!r}")
+        raise TypeError(f"model: expected a model preset name, got {model!r}")
     if not isinstance(topology, (str, os.PathLike)):
-        raise ValueError(f"topology: expected a cluster preset name or a topology file path, got {topology!r}")
+        raise TypeError(f"topology: expected a cluster preset name or a topology file path, got {topology!r}")
     return dict(zip(GEMM_FIELDS, _zepp.gemm_cost(model, os.fspath(topology))))
 
 
@@ -169,7 +170,10 @@ class Router:
             src_rank: [T] EP rank (GPU) of each token, in [0, num_gpus); int32 or int64 read in
                 place likewise.
             out: optional C-contiguous [T, k] array of topk_ids' dtype to write the result into
-                (reusing one across calls saves allocating and faulting in fresh pages).
+                (reusing one across calls saves allocating and faulting in fresh pages). It must
+                not share memory with topk_ids or src_rank (they are read while it is written:
+                "out: must not overlap topk_ids"); nor, in count, plan and route_rank, with their
+                inputs.
 
         Torch: topk_ids, src_rank and out may be torch tensors. CPU int32/int64 contiguous
         tensors are read and written in place (no copy); tensors on a GPU are copied to the host,
@@ -302,7 +306,7 @@ class Router:
             [T, k] numpy array of topk_ids' dtype (int64 when converted), `out` when given.
 
         Raises:
-            ValueError naming rank, topk_ids (as `route`), plan or out; "counts: more/fewer tokens for
+            ValueError naming rank, topk_ids (as `route`), plan or out; "plan: more/fewer tokens for
             (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
         """
         caller = Caller(topk_ids)

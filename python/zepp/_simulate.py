@@ -5,11 +5,9 @@ import json
 import math
 import os
 
-import numpy as np
-
 import _zepp
 
-from ._args import INT32_MAX, count, seconds_budget
+from ._args import INT32_MAX, count, flag, seconds_budget
 
 _OVERRIDES = {  # optional model and cluster overrides, as `zepp simulate --<name>` (dashes there)
     "gpus_per_node": int,
@@ -34,13 +32,6 @@ def _path(value, name, optional):
     if isinstance(value, (str, os.PathLike)):
         return os.fspath(value)
     raise TypeError(f"{name}: expected a {'path or None' if optional else 'preset name or path'}, got {value!r}")
-
-
-def _flag(value, name):
-    """A bool (numpy's too), or TypeError naming `name`: 'no' would be truthy."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise TypeError(f"{name}: expected True or False, got {value!r}")
 
 
 def _number(value, name, kind):
@@ -144,12 +135,14 @@ def simulate(trace=None, model=None, topology="a100", nodes=4, strategies=("a2av
         balance_slack=_number(balance_slack, "balance_slack", float),
         nic_slack=_number(nic_slack, "nic_slack", float),
         eplb_groups=count(eplb_groups, "eplb_groups", minimum=0),
-        split=_flag(split, "split"), merge=_flag(merge, "merge"), overlap=_flag(overlap, "overlap"),
-        locality=_flag(locality, "locality"), waves=_flag(waves, "waves"),
-        round_order_always=_flag(round_order_always, "round_order_always"), local_first=_flag(local_first, "local_first"),
+        split=flag(split, "split"), merge=flag(merge, "merge"), overlap=flag(overlap, "overlap"),
+        locality=flag(locality, "locality"), waves=flag(waves, "waves"),
+        round_order_always=flag(round_order_always, "round_order_always"), local_first=flag(local_first, "local_first"),
         swap_horizon=None if swap_horizon is None else count(swap_horizon, "swap_horizon", minimum=1, maximum=1000000),
         planning=planning,
-        roofline_placement=_flag(roofline_placement, "roofline_placement"),
+        roofline_placement=flag(roofline_placement, "roofline_placement"),
         max_seconds=seconds_budget(),
     )
+    if model is None and settings["trace"]:  # the program's own message names its flags
+        raise ValueError("model: expected the trace's model preset with trace, got None")
     return json.loads(_zepp.simulate(settings))

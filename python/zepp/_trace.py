@@ -25,7 +25,8 @@ def read_trace(path):
 
     Returns: Trace(format, num_experts, layers {layer: LayerTrace(topk_ids, gate_weights, request,
     step)}, requests).
-    Raises: ValueError naming the file, line and field of malformed input, or a load-only trace.
+    Raises: ValueError naming the file, line and field of malformed input, or a load-only trace;
+    TypeError naming path when it is no path.
     """
     fmt, num_experts, layers, requests = _read(_zepp.read_trace, _path(path))
     return Trace(fmt, num_experts, {layer: LayerTrace(*layers[layer]) for layer in sorted(layers)}, list(requests))
@@ -34,5 +35,8 @@ def read_trace(path):
 def model_preset(name):
     """A model preset of `zepp simulate --model` (src/core/presets.cpp) as a dict: name,
     num_experts, top_k, hidden, ffn (expert FFN width), layers, moe_layers, shared_experts.
-    Raises ValueError naming the model and the presets there are."""
-    return _zepp.model_preset(str(name))
+    Raises ValueError naming the model and the presets there are, TypeError for a name that is no
+    string."""
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected a model preset name, got {name!r}")
+    return _zepp.model_preset(name)

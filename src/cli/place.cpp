@@ -3,12 +3,15 @@
 // Loads come from a load file (EPLB's README example form) or are counted from a trace.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <numeric>
 #include <optional>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -18,6 +21,7 @@
 #include "pipeline/cost.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
+#include "formats/file_io.hpp"
 #include "formats/formats.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
@@ -160,6 +164,25 @@ ExpertMap read_previous(const PlaceFlags& f) {
   }
 }
 
+// The "ranks" of a `zepp place` JSON output made on surviving GPUs (the original GPU of each rank
+// of its phy2log); empty when the file has none (another format, or no GPU was lost).
+std::vector<int> previous_ranks(const PlaceFlags& f) {
+  if (f.previous_format != "eplb-json") return {};
+  const json doc = formats_detail::load_json(f.previous_path);
+  if (!doc.is_object() || !doc.contains("ranks")) return {};
+  const json& list = doc["ranks"];
+  const auto bad = [&] {
+    return InputError(f.previous_path + ": ranks: expected a list of GPU ids, got " + list.dump().substr(0, 40));
+  };
+  if (!list.is_array()) throw bad();
+  std::vector<int> ranks;
+  for (const json& r : list) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > INT32_MAX) throw bad();
+    ranks.push_back(int(r.get<int64_t>()));
+  }
+  return ranks;
+}
+
 // Zepp placements rebalanced from `previous` and/or on the survivors of lost GPUs, per layer.
 struct Rebalancing {
   EplbResult maps;
@@ -183,6 +206,21 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
     throw ArgumentError("--failed-gpus: GPU " + std::to_string(*d) + " is lost twice (listed, or on a --failed-nodes node)");
   opt.expert_bytes = expert_bytes;
   opt.max_moved_bytes = f.max_moved_mb < 0 ? -1 : f.max_moved_mb * 1e6;
+  // A --previous with only the surviving GPUs' slots is a placement made under the same loss (zepp
+  // place --failed-gpus prints phy2log so): its rank i is survivor i. It is widened back to every
+  // GPU with -1 in the lost GPUs' slots, which rebalance_zepp skips.
+  std::vector<int> survivors;
+  for (int g = 0; g < topo.num_gpus(); ++g)
+    if (!std::binary_search(opt.failed_gpus.begin(), opt.failed_gpus.end(), g)) survivors.push_back(g);
+  const int64_t survivor_slots = int64_t(survivors.size()) * S;
+  const bool on_survivors = previous && previous->num_slots != p.num_replicas && previous->num_slots == survivor_slots;
+  if (on_survivors) {
+    const std::vector<int> ranks = previous_ranks(f);
+    require(ranks.empty() || ranks == survivors, "--previous",
+            f.previous_path + " was placed on GPUs " + fmt::format("{}", fmt::join(ranks, ",")) +
+                " (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes leave: " +
+                fmt::format("{}", fmt::join(survivors, ",")));
+  }
   Rebalancing out;
   std::vector<Placement> placed;
   for (size_t l = 0; l < p.weight.size(); ++l) {
@@ -199,15 +237,20 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
       require(row < previous->num_layers(), "--previous",
               f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
                   std::to_string(p.weight.size()));
-      // The count the user set: the load file's num_replicas, or --trace's cluster and --extra-slots;
-      // a placement of the survivors (a --failed-gpus output) is not one of the whole cluster.
-      require(previous->num_slots == p.num_replicas, "--previous",
-              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected " +
-                  (f.load_path.empty() ? "(ceil(E / G) + --extra-slots) x G" : f.load_path + "'s num_replicas") +
-                  " = " + std::to_string(p.num_replicas) + ": " + std::to_string(S) + " slots on each of the " +
-                  std::to_string(p.num_gpus) + " GPUs, lost ones included");
-      opt.previous.assign(previous->phy2log.begin() + size_t(row) * previous->num_slots,
-                          previous->phy2log.begin() + size_t(row + 1) * previous->num_slots);
+      require(previous->num_slots == p.num_replicas || on_survivors, "--previous",
+              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected num_replicas = " +
+                  std::to_string(p.num_replicas) +
+                  (survivor_slots < p.num_replicas
+                       ? " (or " + std::to_string(survivor_slots) + ", a placement on the surviving GPUs)"
+                       : ""));
+      const auto slots = previous->phy2log.begin() + size_t(row) * previous->num_slots;
+      if (on_survivors) {
+        opt.previous.assign(size_t(p.num_replicas), -1);
+        for (size_t i = 0; i < survivors.size(); ++i)
+          std::copy_n(slots + i * S, S, opt.previous.begin() + size_t(survivors[i]) * S);
+      } else {
+        opt.previous.assign(slots, slots + previous->num_slots);
+      }
       for (int32_t e : opt.previous)
         require(e < E, "--previous", f.previous_path + " places expert " + std::to_string(e) + ", the loads have " +
                                          std::to_string(E) + " experts");

@@ -29,6 +29,10 @@ constexpr size_t kMaxArrayValues = size_t(1) << 28;
 // field (1e300 overflowed EPLB's float32 weights to "inf" while Zepp's rule took it).
 constexpr double kMaxLoad = 1e15;
 
+// Model layer ids of a placement file (TensorRT-LLM's keys; zepp.write_placement's layer_ids):
+// [0, 2^30), far above any model's layers. The readers and the writers check the same bound.
+constexpr int kMaxLayerId = 1 << 30;
+
 // Bytes of one file a reader loads whole: simdjson's largest document (4 GiB), about 190 times
 // the largest real trace file (22 MiB).
 constexpr uint64_t kMaxFileBytes = uint64_t(4) << 30;

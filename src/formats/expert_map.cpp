@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 
 namespace zepp {
 
@@ -20,6 +21,9 @@ std::string ExpertMap::problem() const {
            std::to_string(phy2log.size()) + " entries";
   std::vector<int> ids = layer_ids;
   std::sort(ids.begin(), ids.end());
+  if (!ids.empty() && (ids.front() < 0 || ids.back() >= kMaxLayerId))  // what the readers accept
+    return "layer " + std::to_string(ids.front() < 0 ? ids.front() : ids.back()) + ": expected layer ids in [0, " +
+           std::to_string(kMaxLayerId) + ")";
   if (auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end())
     return "layer " + std::to_string(*dup) + " appears twice, expected distinct layer ids";
   // Every expert of [0, E) needs a slot in every row, so ids beyond the row length cannot work.

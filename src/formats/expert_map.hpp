@@ -27,9 +27,9 @@ struct ExpertMap {
   // log2phy [L * E * X] padded with -1 (each expert's slots in phyrank order, else ascending; X =
   // most replicas of any expert) and logcnt [L * E]: EPLB's second and third return values for this map.
   void logical_maps(std::vector<int64_t>& log2phy, int& max_replicas, std::vector<int64_t>& logcnt) const;
-  // Empty when the map is well formed: P > 0, phy2log is L * P long, layer ids are distinct,
-  // expert ids are in [0, P) and every row holds every expert of [0, E). Otherwise says what is
-  // wrong, naming the row and slot.
+  // Empty when the map is well formed: P > 0, phy2log is L * P long, layer ids are distinct and in
+  // [0, kMaxLayerId), expert ids are in [0, P) and every row holds every expert of [0, E).
+  // Otherwise says what is wrong, naming the row and slot.
   std::string problem() const;
   // Throws ArgumentError("<what>: <problem>") unless problem() is empty.
   void validate(const std::string& what) const;

@@ -1,12 +1,12 @@
 #include "formats/sglang.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "formats/file_io.hpp"
 
 namespace zepp {
@@ -42,6 +42,13 @@ std::vector<std::vector<double>> read_sglang_stats(const std::string& path) {
   for (size_t s = 0; s < steps; ++s)
     for (size_t l = 0; l < L; ++l)
       for (size_t e = 0; e < E; ++e) load[l][e] += a.values[(s * L + l) * E + e];
+  // Each count is within kMaxLoad (number_array); their sum must be too, as every load reader
+  // and the placement require.
+  for (size_t l = 0; l < L; ++l)
+    for (size_t e = 0; e < E; ++e)
+      if (load[l][e] > kMaxLoad)
+        throw InputError(fmt::format("{}: logical_count: [{}, {}] sums to {:g} over the steps, above the load bound 1e15",
+                                     path, l, e, load[l][e]));
   return load;
 }
 
@@ -51,8 +58,8 @@ void write_sglang_stats(const std::string& path, const std::vector<std::vector<d
     require(load[l].size() == load[0].size(), "load",
             fmt::format("layer {} has {} experts, expected {} like layer 0", l, load[l].size(), load[0].size()));
     for (size_t e = 0; e < load[l].size(); ++e)
-      require(std::isfinite(load[l][e]) && load[l][e] >= 0, "load",
-              fmt::format("layer {} expert {}: expected a finite load >= 0, got {}", l, e, load[l][e]));
+      require(load[l][e] >= 0 && load[l][e] <= kMaxLoad, "load",  // what the reader takes; NaN fails too
+              fmt::format("layer {} expert {}: expected a load in [0, 1e15], got {}", l, e, load[l][e]));
   }
   write_text(path, json_rows("logical_count", load));
 }
@@ -76,12 +83,9 @@ ExpertMap read_sglang_placement(const std::string& path) {
 }
 
 void write_sglang_placement(const std::string& path, const ExpertMap& map) {
-  map.validate("map");
+  map.validate("map");  // layer ids in [0, kMaxLayerId): SGLang's rows are model layers 0..max
   int rows = 0;
-  for (int id : map.layer_ids) {
-    require(id >= 0, "map", "layer ids must be >= 0 (SGLang rows are model layers), got " + std::to_string(id));
-    rows = std::max(rows, id + 1);
-  }
+  for (int id : map.layer_ids) rows = std::max(rows, id + 1);
   const int P = map.num_slots, E = map.num_experts();
   std::vector<std::vector<int32_t>> table(rows, std::vector<int32_t>(P));
   for (auto& row : table)

@@ -12,9 +12,10 @@ namespace zepp {
 // as a .pt file; `json.dump({"logical_count": torch.load(f)["logical_count"].tolist()}, out)`
 // turns it into this JSON, which SGLang also accepts as --init-expert-location (it then runs its
 // EPLB itself). Returns per-layer load [L][E] in tokens, summed over steps. Throws InputError
-// naming the file and field ("FILE: logical_count[2][7]: expected a number, got ...").
+// naming the file and field ("FILE: logical_count[2][7]: expected a number, got ..."), also for
+// a load that sums above kMaxLoad over the steps.
 std::vector<std::vector<double>> read_sglang_stats(const std::string& path);
-// Writes {"logical_count": [L, E]}. load: [L][E] tokens, finite and >= 0 (ArgumentError naming
+// Writes {"logical_count": [L, E]}. load: [L][E] tokens in [0, kMaxLoad] (ArgumentError naming
 // `load` otherwise). Integral loads are written as JSON integers; others in shortest round-trip
 // form, so read_sglang_stats returns exactly `load`.
 void write_sglang_stats(const std::string& path, const std::vector<std::vector<double>>& load);

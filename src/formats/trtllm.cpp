@@ -66,7 +66,7 @@ ExpertMap read_trtllm_config(const std::string& path) {
   if (!rows.IsMap() || rows.size() == 0)
     throw InputError(where(path, rows, "initial_global_assignments") + "expected a non-empty mapping {layer: [expert per slot]}");
   for (const auto& kv : rows) {
-    int layer = integer(kv.first, 0, 1 << 30, path, "initial_global_assignments key");
+    int layer = integer(kv.first, 0, kMaxLayerId, path, "initial_global_assignments key");
     std::string field = "initial_global_assignments[" + std::to_string(layer) + "]";
     if (std::find(map.layer_ids.begin(), map.layer_ids.end(), layer) != map.layer_ids.end())
       throw InputError(where(path, kv.first, field) + "layer appears twice");

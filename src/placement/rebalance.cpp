@@ -140,16 +140,27 @@ Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo,
     }
   const int Gs = bins.num_gpus();
   require(int64_t(Gs) * S >= E, "failed_gpus",
-          "leave " + std::to_string(Gs) + " GPUs x " + std::to_string(S) + " slots, too few for the " +
+          "leaves " + std::to_string(Gs) + " GPUs x " + std::to_string(S) + " slots, too few for the " +
               std::to_string(E) + " experts");
   if (!opt.previous.empty()) {
     require(opt.previous.size() == size_t(G) * S, "previous",
             "has " + std::to_string(opt.previous.size()) + " slots, expected num_gpus x slots_per_gpu = " +
                 std::to_string(int64_t(G) * S));
-    for (size_t p = 0; p < opt.previous.size(); ++p)
-      require(opt.previous[p] >= 0 && opt.previous[p] < E, "previous",
-              "slot " + std::to_string(p) + " holds expert " + std::to_string(opt.previous[p]) + ", expected [0, " +
-                  std::to_string(E) + ")");
+    // A placement made under the same loss holds -1 in the lost GPUs' slots (this function's
+    // result, widened back to every GPU); only the survivors' slots are read below.
+    std::vector<char> held(E, 0);
+    for (size_t p = 0; p < opt.previous.size(); ++p) {
+      const int32_t e = opt.previous[p];
+      if (e == -1 && failed[p / S]) continue;
+      require(e >= 0 && e < E, "previous",
+              "slot " + std::to_string(p) + " holds expert " + std::to_string(e) + ", expected [0, " + std::to_string(E) +
+                  ")" + (e == -1 ? " (-1 only in a lost GPU's slots; GPU " + std::to_string(p / S) + " is not lost)" : ""));
+      held[e] = 1;
+    }
+    const auto missing = std::find(held.begin(), held.end(), 0);
+    require(missing == held.end(), "previous",
+            "expert " + std::to_string(missing - held.begin()) + " has no slot; a placement holds every expert of [0, " +
+                std::to_string(E) + ")");
   }
 
   std::vector<double> w_fresh;

@@ -29,7 +29,8 @@ double expected_imbalance(const Placement& p, const std::vector<double>& load);
 
 // Rebalancing from a current placement, and placement on a cluster that lost GPUs (elastic EP).
 struct RebalanceOptions {
-  std::vector<int32_t> previous;    // [G * S] current phy2log on the full cluster; empty: none
+  std::vector<int32_t> previous;    // [G * S] current phy2log on the full cluster, every expert of
+                                    // [0, E) held, -1 allowed in failed GPUs' slots; empty: none
   std::vector<int> failed_gpus;     // GPU ids in [0, G) lost (their slots and replicas are gone)
   double expert_bytes = 0;          // weights of one expert (ModelShape::expert_weight_bytes), bytes;
                                     // 0: unknown, moves cost one copy each, 0 bytes reported
@@ -57,7 +58,8 @@ struct Rebalanced {
 // the one with the fewest weight moves reaching max load <= fresh x (1 + balance_tolerance)
 // (rebalance.cpp states the rule and its guarantees). Every expert keeps >= 1 replica and every
 // surviving GPU its S slots. Throws ArgumentError naming "load", "topo", "slots_per_gpu",
-// "previous" (wrong length, ids outside [0, E)), "failed_gpus" (ids outside [0, G), repeated, or
+// "previous" (wrong length, ids outside [0, E) but for -1 in a failed GPU's slots, an expert
+// without a slot), "failed_gpus" (ids outside [0, G), repeated, or
 // too few survivors to hold every expert) or "max_moved_bytes"/"expert_bytes".
 Rebalanced rebalance_zepp(const std::vector<double>& load, const Topology& topo, int slots_per_gpu,
                           const RebalanceOptions& opt);

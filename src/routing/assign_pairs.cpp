@@ -61,6 +61,7 @@ struct Router::Tokens {
   const Src* src;
   const int64_t* begin;
   bool planned = false;  // m was planned from exactly these tokens (route_tokens)
+  const char* plan_name = "counts";  // m as the caller knows it, for the quota errors
 };
 
 namespace {
@@ -82,8 +83,8 @@ template <class Id>
                       std::to_string(ids[t * k + q]) + ", expected [0, " + std::to_string(E) + ") or -1 (padding)");
 }
 
-[[noreturn]] void mismatch(int gpu, int expert, const char* what) {
-  throw ArgumentError("counts: " + std::string(what) + " tokens for (src_gpu " + std::to_string(gpu) +
+[[noreturn]] void mismatch(const char* plan_name, int gpu, int expert, const char* what) {
+  throw ArgumentError(std::string(plan_name) + ": " + what + " tokens for (src_gpu " + std::to_string(gpu) +
                       ", expert " + std::to_string(expert) + ") than the batch selects");
 }
 
@@ -141,11 +142,11 @@ void Router::build_quotas(std::span<const int64_t> m, int g0, int g1, int home) 
   }
 }
 
-void Router::check_quotas_used(int g0, int g1, int home) const {
+void Router::check_quotas_used(int g0, int g1, int home, const char* plan_name) const {
   for (int i = g0; i < g1; ++i)
     for (int e = 0; e < E_; ++e) {
       const Quota& qk = keys_[size_t(i - home) * E_ + e];
-      if (qk.cur != qk.local_end || qk.live != 0) mismatch(i, e, "more");
+      if (qk.cur != qk.local_end || qk.live != 0) mismatch(plan_name, i, e, "more");
     }
 }
 
@@ -257,7 +258,7 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
         Quota& qk = *pend_key[a];
         if (qk.live == 0) {  // a repeated expert whose entry ran out
           try {
-            mismatch(i, int(ids[pend[a]]), "fewer");
+            mismatch(tokens.plan_name, i, int(ids[pend[a]]), "fewer");
           } catch (...) {
             error = std::current_exception();
           }
@@ -274,7 +275,7 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
       Quota& q0 = *pend_key[first];
       if (q0.live == 0) {
         try {
-          mismatch(i, int(ids[pend[first]]), "fewer");
+          mismatch(tokens.plan_name, i, int(ids[pend[first]]), "fewer");
         } catch (...) {
           error = std::current_exception();
         }
@@ -346,7 +347,7 @@ int64_t Router::assign_gpus(const Tokens<Id, Src, Out>& tokens, int g0, int g1, 
       for (int q = 0; q < k; ++q) {
         const Id e = ids[q];
         const int32_t v = fx[e];
-        out[q] = Out(v - 1);
+        out[q] = Out(int64_t(v) - 1);  // a placeholder for a key not fixed (kOpen - 1 overflows int32)
         if constexpr (count) --left[e];
         any |= v;
       }
@@ -460,7 +461,7 @@ void Router::assign_tokens(const Tokens<Id, Src, Out>& tokens, std::span<const i
   for (int w = 0; w < n; ++w)
     if (error[w] && (first < 0 || failed[w] < failed[first])) first = w;
   if (first >= 0) std::rethrow_exception(error[first]);
-  check_quotas_used(0, G_, 0);
+  check_quotas_used(0, G_, 0, tokens.plan_name);
 }
 
 void Router::assign(const RoutingBatch& batch, std::span<const int64_t> m, std::span<int32_t> slot_of_pair,
@@ -477,6 +478,8 @@ void Router::assign(const RoutingBatch& batch, std::span<const int64_t> m, std::
 template <class Id, class Src, class Out>
 void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads) {
   if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
+  check_apart(slot_of_pair, size_t(T) * k * sizeof(Out), topk, size_t(T) * k * sizeof(Id), "slot_of_pair", "topk_ids");
+  check_apart(slot_of_pair, size_t(T) * k * sizeof(Out), src, size_t(T) * sizeof(Src), "slot_of_pair", "src_rank");
   const int G = G_;
   const uint64_t E = uint64_t(E_);
   // One pass: expert-major demand and the range checks.
@@ -534,6 +537,7 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
                         std::to_string(size_t(S_) * G_));
   // Ids in [0, E) or -1, one branch-free pass; the culprit is searched on failure.
   const int64_t P = T * k;
+  check_apart(slot_of_pair, size_t(P) * sizeof(Out), topk, size_t(P) * sizeof(Id), "slot_of_pair", "topk_ids");
   const uint64_t E1 = uint64_t(E_) + 1;
   if (!ids_in_range(topk, P, E_))
     for (int64_t p = 0; p < P; ++p)
@@ -545,7 +549,7 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
   if (fixed_.size() < size_t(E_) + 1) fixed_.resize(size_t(E_) + 1), left_.resize(size_t(E_) + 1);
   if (rule_pairs_.size() != size_t(G_)) rule_pairs_.assign(size_t(G_), 0);
   build_quotas(m, rank, rank + 1, rank);
-  const Tokens<Id, int32_t, Out> tokens{topk, slot_of_pair, k, T, nullptr, nullptr};
+  const Tokens<Id, int32_t, Out> tokens{topk, slot_of_pair, k, T, nullptr, nullptr, false, "plan"};
   std::exception_ptr error;
   int64_t failed = assign_gpus(tokens, rank, rank + 1, rank, error, true);
   if (failed == kRedo) {  // the counts do not match: in token order, for the first error
@@ -553,7 +557,7 @@ void Router::route_rank(const Id* topk, int64_t T, int k, int rank, std::span<co
     failed = assign_gpus(tokens, rank, rank + 1, rank, error, false);
   }
   if (failed >= 0) std::rethrow_exception(error);
-  check_quotas_used(rank, rank + 1, rank);
+  check_quotas_used(rank, rank + 1, rank, tokens.plan_name);
 }
 
 template void Router::count_rank(const int32_t*, int64_t, int, std::span<int64_t>) const;

@@ -14,6 +14,13 @@
 namespace zepp {
 using namespace routing_detail;
 
+void check_apart(const void* out, size_t out_bytes, const void* in, size_t in_bytes, const char* out_name,
+                 const char* in_name) {
+  const uintptr_t o = reinterpret_cast<uintptr_t>(out), i = reinterpret_cast<uintptr_t>(in);
+  if (out_bytes && in_bytes && o < i + in_bytes && i < o + out_bytes)
+    throw ArgumentError(std::string(out_name) + ": must not overlap " + in_name);
+}
+
 Router::Router(const Placement& placement, const Topology& topo, double balance_slack, const GemmCost& gemm)
     : placement_(placement), slack_(balance_slack), gemm_(gemm) {
   check_placement(placement);
@@ -104,6 +111,7 @@ void Router::even_rank(const Id* topk, int64_t T, int k, int rank, Out* slot_of_
     throw ArgumentError("rank: expected [0, " + std::to_string(G_) + "), got " + std::to_string(rank));
   if (T < 0 || k < 1) throw ArgumentError("topk_ids: expected T >= 0 tokens of k >= 1 experts");
   const int64_t P = T * k;
+  check_apart(slot_of_pair, size_t(P) * sizeof(Out), topk, size_t(P) * sizeof(Id), "slot_of_pair", "topk_ids");
   const uint64_t E1 = uint64_t(E_) + 1;
   if (!ids_in_range(topk, P, E_))  // as route_rank checks them
     for (int64_t p = 0; p < P; ++p)

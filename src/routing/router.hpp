@@ -56,6 +56,13 @@
 
 namespace zepp {
 
+// Throws ArgumentError("<out_name>: must not overlap <in_name>") when the out_bytes at `out` and
+// the in_bytes at `in` share a byte. The pair level writes slots while it still reads the ids and
+// ranks (a token's ids are read again after its slots are written), so an alias would read slots
+// or placeholders as expert ids: wrong slots, or reads far out of bounds.
+void check_apart(const void* out, size_t out_bytes, const void* in, size_t in_bytes, const char* out_name,
+                 const char* in_name);
+
 class Router {
  public:
   // Throws ArgumentError naming "placement", "topo" or "balance_slack" (routing.hpp). With
@@ -101,7 +108,8 @@ class Router {
   // src [T] the GPU of each token; writes slot_of_pair [T * k] in the caller's order. The same
   // slots as route_counts + assign on the batch that lists each GPU's tokens in the caller's
   // order; the tokens are read in place, in order (no regrouping). Throws ArgumentError naming
-  // "topk_ids" or "src_rank" for an id out of range, "topk_ids" for a token naming an expert twice.
+  // "topk_ids" or "src_rank" for an id out of range, "topk_ids" for a token naming an expert twice,
+  // "slot_of_pair" when it overlaps either.
   template <class Id, class Src, class Out>
   void route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out* slot_of_pair, int threads = 1);
 
@@ -122,9 +130,9 @@ class Router {
   // Step 4. The slots of rank `rank`'s T tokens, topk [T * k] -> slot_of_pair [T * k] (the
   // caller's order), from m = plan's result. Allocates nothing once warm. Throws
   // ArgumentError("rank: ...") outside [0, G), ("topk_ids: ...") for an id out of range or a token
-  // naming an expert twice,
-  // ("plan: ...") for a wrong size of m, ("counts: more/fewer tokens for (src_gpu, expert) ...")
-  // when the tokens are not the ones counted into m's column `rank`.
+  // naming an expert twice, ("plan: ...") for a wrong size of m or, "plan: more/fewer tokens for
+  // (src_gpu, expert) ...", when the tokens are not the ones counted into m's column `rank`;
+  // ("slot_of_pair: ...") when it overlaps topk.
   template <class Id, class Out>
   void route_rank(const Id* topk, int64_t T, int k, int rank, std::span<const int64_t> m, Out* slot_of_pair);
 
@@ -174,7 +182,8 @@ class Router {
   double time_after_move(int top, int p, int q) const;
   bool compute_allows_a_move(int top) const;
   void build_quotas(std::span<const int64_t> m, int g0, int g1, int home);
-  void check_quotas_used(int g0, int g1, int home) const;
+  // Throws "<plan_name>: more tokens for (src_gpu, expert) ..." for a key with quota left over.
+  void check_quotas_used(int g0, int g1, int home, const char* plan_name) const;
 
   Placement placement_;
   double slack_;

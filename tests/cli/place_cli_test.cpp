@@ -49,6 +49,38 @@ TEST(PlaceCli, ZeppAndContiguousOnLoadFile) {
   EXPECT_EQ(json::parse(c.out)["phy2log"], json({{0, 1, 2, 3}}));
 }
 
+// A placement made with --failed-gpus lists only the survivors' slots (with their GPUs in
+// "ranks"); given back as --previous under the same loss it is read so ("has 6 slots per layer,
+// expected num_replicas = 8" before), and refused under another loss.
+TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
+  const std::string f = write_file("place_lost.json",
+      R"({"weight": [[100, 10, 10, 10], [5, 50, 20, 1]], "num_replicas": 8, "num_groups": 1, "num_nodes": 2, "num_gpus": 4})");
+  for (const std::string format : {"eplb-json", "sglang"}) {
+    const std::string placed = (testing::process_dir() / ("place_lost_" + format + ".json")).string();
+    const std::string lost = "place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed +
+                             " --previous-format " + format;
+    const auto first = run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --output-format " + format +
+                                " --output " + placed);
+    ASSERT_EQ(first.status, 0) << first.err;
+    const auto again = run_zepp(lost);
+    ASSERT_EQ(again.status, 0) << again.err;
+    EXPECT_EQ(json::parse(again.out)["ranks"], json({0, 2, 3}));
+    for (const json& m : json::parse(again.out)["moves"]) EXPECT_EQ(m["slots"], 0);
+    const auto whole = run_zepp("place --policy zepp --load " + f + " --previous " + placed + " --previous-format " + format);
+    EXPECT_EQ(whole.status, 2);
+    EXPECT_NE(whole.err.find("--previous: " + placed + " has 6 slots per layer, expected num_replicas = 8"),
+              std::string::npos) << whole.err;
+  }
+  const std::string placed = write_file("place_lost_stdout.json",
+                                        run_zepp("place --policy zepp --load " + f + " --failed-gpus 1").out);
+  const auto other = run_zepp("place --policy zepp --load " + f + " --failed-gpus 2 --previous " + placed);
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("--previous: " + placed +
+                           " was placed on GPUs 0,2,3 (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes "
+                           "leave: 0,1,3"), std::string::npos) << other.err;
+  EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
+}
+
 TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
   const std::string missing = write_file("place_missing.json",
       R"({"weight": [[1, 2]], "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");

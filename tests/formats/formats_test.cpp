@@ -12,6 +12,7 @@
 
 #include "../common/temp_dir.hpp"
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "formats/formats.hpp"
 
 using namespace zepp;
@@ -81,6 +82,13 @@ TEST(ExpertMap, ProblemsNameRowAndSlot) {
   m.layer_ids = {4, 4};
   EXPECT_NE(m.problem().find("layer 4 appears twice"), std::string::npos) << m.problem();
   EXPECT_THROW(m.validate("map"), ArgumentError);
+  // Every writer validates: a layer id the readers refuse (TensorRT-LLM keys, 2^30) is not written.
+  m.layer_ids = {3, kMaxLayerId};
+  EXPECT_EQ(m.problem(), "layer 1073741824: expected layer ids in [0, 1073741824)");
+  EXPECT_THROW(write_expert_map(temp_path("big_layer.yaml"), m, "trtllm"), ArgumentError);
+  m.layer_ids = {3, kMaxLayerId - 1};
+  write_expert_map(temp_path("big_layer.yaml"), m, "trtllm");
+  EXPECT_TRUE(same(read_expert_map(temp_path("big_layer.yaml"), "trtllm"), m));
 }
 
 TEST(ExpertMap, FromPlacements) {
@@ -99,6 +107,10 @@ TEST(SglangStats, SumsStepsIntoPerLayerLoad) {
   EXPECT_EQ(read_sglang_stats(two_d), (std::vector<std::vector<double>>{{1, 2, 3}, {4, 5, 6}}));
   auto three_d = write_file("stats3.json", R"({"logical_count": [[[1, 2, 3], [4, 5, 6]], [[10, 0, 1], [0, 0, 2.5]]]})");
   EXPECT_EQ(read_sglang_stats(three_d), (std::vector<std::vector<double>>{{11, 2, 4}, {4, 5, 8.5}}));
+  // Each step within the bound, their sum above it: refused as the writer and the placement would.
+  auto over = write_file("stats_over.json", R"({"logical_count": [[[1, 6e14]], [[2, 6e14]]]})");
+  EXPECT_EQ(input_error([&] { read_sglang_stats(over); }),
+            over + ": logical_count: [0, 1] sums to 1.2e+15 over the steps, above the load bound 1e15");
 }
 
 TEST(SglangStats, WriteReadIsExact) {
@@ -108,6 +120,7 @@ TEST(SglangStats, WriteReadIsExact) {
   EXPECT_EQ(read_sglang_stats(path), load);
   EXPECT_EQ(slurp(path).substr(0, 33), "{\"logical_count\": [\n  [1, 0.1, 1e");
   EXPECT_THROW(write_sglang_stats(path, {{1, -2}}), ArgumentError);
+  EXPECT_THROW(write_sglang_stats(path, {{1, 2e15}}), ArgumentError);
   EXPECT_THROW(write_sglang_stats(path, {{1, 2}, {3}}), ArgumentError);
 }
 

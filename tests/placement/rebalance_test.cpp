@@ -185,6 +185,22 @@ TEST(Rebalance, LoseOneNodeOfFour) {
   expect_valid(two, 14, 6, 64);
 }
 
+// A placement made on the survivors, widened back with -1 in the lost GPUs' slots (as
+// zepp.rebalance_experts returns it), is its own previous under the same loss: nothing moves.
+TEST(Rebalance, ItsOwnResultUnderTheSameLossIsAPrevious) {
+  const zepp::Topology t = topo(2, 2);
+  const std::vector<double> load = {9, 7, 5, 4, 3, 2, 2, 1};
+  zepp::RebalanceOptions opt;
+  opt.failed_gpus = {1};
+  const zepp::Rebalanced first = zepp::rebalance_zepp(load, t, 4, opt);
+  opt.previous.assign(16, -1);
+  for (size_t i = 0; i < first.survivors.size(); ++i)
+    std::copy_n(first.placement.phy2log.begin() + i * 4, 4, opt.previous.begin() + first.survivors[i] * 4);
+  const zepp::Rebalanced again = zepp::rebalance_zepp(load, t, 4, opt);
+  EXPECT_EQ(again.placement.phy2log, first.placement.phy2log);
+  EXPECT_EQ(again.moves.slots_changed, 0);
+}
+
 TEST(Rebalance, RejectsBadArguments) {
   const zepp::Topology t = topo(2, 2);
   const std::vector<double> load = {4, 3, 2, 1};
@@ -208,6 +224,17 @@ TEST(Rebalance, RejectsBadArguments) {
   EXPECT_EQ(message(opt).rfind("previous:", 0), 0u);
   opt.previous = {0, 1, 2, 3, 0, 1, 2, 9};
   EXPECT_EQ(message(opt).rfind("previous:", 0), 0u);
+  // Every expert needs a slot (zepp.rebalance_experts took all zeros; the CLI refused it).
+  opt.previous = {0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(message(opt), "previous: expert 1 has no slot; a placement holds every expert of [0, 4)");
+  // -1 only in a failed GPU's slots.
+  opt.previous = {0, 1, -1, -1, 2, 3, 0, 1};
+  EXPECT_EQ(message(opt), "previous: slot 2 holds expert -1, expected [0, 4) (-1 only in a lost GPU's slots; GPU 1 is "
+                          "not lost)");
+  opt.failed_gpus = {2};
+  EXPECT_EQ(message(opt), "previous: slot 2 holds expert -1, expected [0, 4) (-1 only in a lost GPU's slots; GPU 1 is "
+                          "not lost)");
+  opt.failed_gpus.clear();
   opt.previous.clear();
   EXPECT_EQ(message(opt, 5).rfind("slots_per_gpu:", 0), 0u);
 }

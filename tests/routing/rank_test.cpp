@@ -250,10 +250,10 @@ TEST(RankRouting, BadInputIsNamed) {
   // Tokens other than the ones counted: expert 1 twice where the plan has one.
   const std::vector<int32_t> other = {0, 1, 1, -1};
   EXPECT_EQ(message([&] { router.route_rank(other.data(), 2, 2, 0, m, out.data()); }),
-            "counts: fewer tokens for (src_gpu 0, expert 1) than the batch selects");
+            "plan: fewer tokens for (src_gpu 0, expert 1) than the batch selects");
   const std::vector<int32_t> fewer = {0, -1, -1, -1};
   EXPECT_EQ(message([&] { router.route_rank(fewer.data(), 2, 2, 0, m, out.data()); }),
-            "counts: more tokens for (src_gpu 0, expert 1) than the batch selects");
+            "plan: more tokens for (src_gpu 0, expert 1) than the batch selects");
   // A token naming an expert twice was routed twice; the trace readers refuse it, so does each
   // entry point (padding may repeat).
   const std::vector<int32_t> twice = {-1, -1, 1, 1};
@@ -264,6 +264,41 @@ TEST(RankRouting, BadInputIsNamed) {
   EXPECT_EQ(message([&] { router.route_rank(twice.data(), 2, 2, 0, m, out.data()); }), repeated);
   const std::vector<int32_t> src = {0, 1};
   EXPECT_EQ(message([&] { router.route_tokens(twice.data(), src.data(), 2, 2, out.data()); }), repeated);
+}
+
+// Slots written over the ids (out = topk_ids, in place or shifted) are refused: the pair level
+// reads a token's ids again after writing its slots, and read placeholders as expert ids far out
+// of bounds (a segfault from Python's Router.route(ids, src, out=ids)).
+TEST(RankRouting, SlotsOverlappingTheIdsAreRefused) {
+  const Topology topo = test::tiny_topo(2, 2);
+  const Placement p = test::make_placement(4, 4, {0, 1, 2, 3, 0, 1, 2, 3});
+  Router router(p, topo, 0.1);
+  auto message = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const ArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::vector<int64_t> ids = {0, 1, 2, 3, 3, 2, 1, 0, 0, 0}, src = {0, 1, 2, 3};
+  EXPECT_EQ(message([&] { router.route_tokens(ids.data(), src.data(), 4, 2, ids.data()); }),
+            "slot_of_pair: must not overlap topk_ids");
+  EXPECT_EQ(message([&] { router.route_tokens(ids.data(), src.data(), 4, 2, ids.data() + 2); }),
+            "slot_of_pair: must not overlap topk_ids");
+  EXPECT_EQ(message([&] { router.route_tokens(ids.data(), ids.data() + 4, 2, 2, ids.data() + 4); }),
+            "slot_of_pair: must not overlap src_rank");
+  std::vector<int64_t> m(size_t(p.num_slots()) * 4);
+  router.plan(std::vector<int64_t>{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, m);
+  EXPECT_EQ(message([&] { router.route_rank(ids.data(), 1, 2, 0, m, ids.data()); }),
+            "slot_of_pair: must not overlap topk_ids");
+  EXPECT_EQ(message([&] { router.even_rank(ids.data(), 1, 2, 0, ids.data() + 1); }),
+            "slot_of_pair: must not overlap topk_ids");
+  // Beside the ids (adjacent, not overlapping) is fine.
+  std::vector<int64_t> both = {0, 1, -9, -9};
+  router.route_rank(both.data(), 1, 2, 0, m, both.data() + 2);
+  EXPECT_EQ(both[2] % 4, 0);
+  EXPECT_EQ(both[3] % 4, 1);
 }
 
 }  // namespace

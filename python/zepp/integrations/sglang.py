@@ -17,7 +17,7 @@ What this adapter follows in SGLang (python/sglang/srt/eplb/):
 
 import numpy as np
 
-from .._args import array, count, loads
+from .._args import array, count, flag, loads, summed
 from .._formats import write_placement
 from .._placement import rebalance_experts
 from .._tensors import Caller, host
@@ -125,13 +125,16 @@ class ZeppSglangEplb:
 
         Raises:
             ValueError naming the argument (SGLang's names): tokens_per_expert not 2-D or 3-D or
-            empty, an entry negative, not finite or above 1e15 (named by its index); counts that do not divide; previous of the wrong shape
-            or with ids outside [0, E); failed_ranks / active_ranks out of range, repeated, both
-            given, or leaving too few slots for every expert.
+            empty (no steps included), an entry negative, not finite or above 1e15 (named by its
+            index) or summing above 1e15 over the steps; counts that do not divide; previous of the
+            wrong shape, with ids outside [0, E) or without a slot for some expert; failed_ranks /
+            active_ranks out of range, repeated, both given, or leaving too few slots for every
+            expert.
         """
+        return_moves = flag(return_moves, "return_moves")
         tokens = np.asarray(host(tokens_per_expert))
         if tokens.ndim == 3:
-            tokens = loads(tokens, "tokens_per_expert", 3).sum(axis=0)  # each step's entry named
+            tokens = summed(loads(tokens, "tokens_per_expert", 3), "tokens_per_expert", "step")  # entries named by step
         elif tokens.ndim != 2:
             raise ValueError(f"tokens_per_expert: expected [steps, layers, experts] or [layers, experts], "
                              f"got shape {tokens.shape}")
@@ -146,15 +149,6 @@ class ZeppSglangEplb:
         key = (L, E, P, S)
         if previous is None and cls.stable:
             previous = cls._current.get(key)
-        if previous is not None:
-            previous = array(host(previous), "previous", 2, integer=True)
-            if previous.shape == (L, P) and failed:  # a lost rank's slots: ignored, any valid id
-                lost = np.zeros(P, dtype=bool)
-                for r in failed:
-                    if 0 <= r < ranks:
-                        lost[r * S:(r + 1) * S] = True
-                previous = previous.copy()
-                previous[:, lost] = np.maximum(previous[:, lost], 0)
         rebalancing = previous is not None or failed is not None or max_moved_bytes is not None or return_moves
         try:
             if rebalancing:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import array
+from .._args import array, flag, loads, summed
 from .._placement import placement_maps, rebalance_experts
 from .._tensors import Caller, host
 
@@ -93,20 +93,18 @@ class ZeppEplbPolicy(_Base):
 
         Raises:
             TypeError naming context when it lacks one of those attributes (None included).
-            ValueError naming the field: a window that is not [samples, layers, E] or has
-            negative / non-finite loads, a placement of the wrong shape or with ids outside [0, E),
+            ValueError naming the field: a window that is not [samples, layers, E], has no
+            samples, or has loads negative, not finite or above 1e15 (named by index; also their
+            sums over the samples), a placement of the wrong shape or with ids outside [0, E),
             counts that do not divide (see zepp.rebalance_experts, policy "zepp").
         """
         for field in _CONTEXT_FIELDS:  # an AttributeError named neither the argument nor what it lacks
             if not hasattr(context, field):
                 raise TypeError(f"context: expected vLLM's EplbRebalanceContext (with {', '.join(_CONTEXT_FIELDS)}), "
                                 f"got {type(context).__name__} without {field}")
-        window = array(context.load_window_cpu, "load_window_cpu", 3, integer=False)
-        if window.shape[0] == 0:
-            raise ValueError("load_window_cpu: expected at least one sample, got shape "
-                             f"{window.shape}")
+        window = summed(loads(context.load_window_cpu, "load_window_cpu", 3), "load_window_cpu", "sample")
         topology = context.topology
-        phy2log = self._place(window.sum(axis=0), context.num_replicas, topology.num_groups, topology.num_nodes,
+        phy2log = self._place(window, context.num_replicas, topology.num_groups, topology.num_nodes,
                               topology.num_ranks, context.physical_to_logical_map_cpu, "physical_to_logical_map_cpu")
         return EplbPlan(Caller(context.load_window_cpu).give(phy2log))
 
@@ -167,6 +165,7 @@ class ZeppEplbPolicy(_Base):
             ValueError naming the argument (see zepp.rebalance_experts).
         """
         caller = Caller(weight)
+        maps = flag(maps, "maps")
         phy2log = cls._place(weight, num_replicas, num_groups, num_nodes, num_ranks, old_global_expert_indices,
                              "old_global_expert_indices")
         if not maps:

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from .._args import array
+from .._args import array, count
 from ._exchange import Exchange
 from ._routing import even_slots, make_router, zepp_slots
 
@@ -67,7 +67,8 @@ class Dispatcher:
     Raises:
         ValueError naming the argument: an unknown strategy, slots not dividing over the ranks,
         ranks not dividing over the nodes, an expert without a slot, gemm with another strategy
-        than "zepp" or not as zepp.Router takes it. dispatch checks its
+        than "zepp" or not as zepp.Router takes it. TypeError naming num_nodes when it is not an
+        integer, or dispatch's hidden when it is not a torch tensor. dispatch checks its
         arguments before its first collective call; a rank that raises there leaves the others
         waiting in that collective, as with torch.distributed's own collectives.
     """
@@ -78,8 +79,9 @@ class Dispatcher:
         if gemm is not None and strategy != "zepp":
             raise ValueError(f"gemm: only acts with strategy 'zepp' (its routing), got strategy {strategy!r}")
         phy = array(phy2log, "phy2log", 1, integer=True)
+        num_nodes = count(num_nodes, "num_nodes")
         world = dist.get_world_size(group)
-        if num_nodes < 1 or world % num_nodes:
+        if world % num_nodes:
             raise ValueError(f"num_nodes: expected a divisor of the {world} ranks, got {num_nodes}")
         if phy.size == 0 or phy.size % world:
             raise ValueError(f"phy2log: expected a positive multiple of the {world} ranks of slots, got {phy.size}")
@@ -103,10 +105,11 @@ class Dispatcher:
         return self.exchange.traffic
 
     def route(self, topk_ids):
-        """[T, k] int64 numpy: the global slot serving each pair of this rank's tokens."""
+        """[T, k] int64 numpy: the global slot serving each pair of this rank's tokens (-1 for a
+        padding id, -1)."""
         ids = array(topk_ids, "topk_ids", 2, integer=True)
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_experts):
-            raise ValueError(f"topk_ids: expected expert ids in [0, {self.num_experts}), got "
+        if ids.size and (ids.min() < -1 or ids.max() >= self.num_experts):
+            raise ValueError(f"topk_ids: expected expert ids in [0, {self.num_experts}) or -1 (padding), got "
                              f"[{ids.min()}, {ids.max()}]")
         if self.strategy == "zepp":
             return zepp_slots(self.router, ids, self.exchange)
@@ -116,10 +119,14 @@ class Dispatcher:
         """Send this rank's tokens along the plan; returns the Batch of rows to compute here.
 
         Args:
-            hidden: [T, H] floating hidden states of this rank's tokens (any device; NCCL needs CUDA).
-            topk_ids: [T, k] logical expert ids (tensor or array).
+            hidden: [T, H] floating hidden states of this rank's tokens, a torch tensor (any
+                device; NCCL needs CUDA).
+            topk_ids: [T, k] logical expert ids (tensor or array); -1 is padding (as SGLang pads):
+                the pair goes nowhere and adds nothing to its token's output.
             topk_weights: [T, k] gate weights (tensor of hidden's dtype or convertible).
         """
+        if not isinstance(hidden, torch.Tensor):
+            raise TypeError(f"hidden: expected a torch tensor [tokens, hidden], got {type(hidden).__name__}")
         if hidden.dim() != 2:
             raise ValueError(f"hidden: expected [tokens, hidden], got shape {tuple(hidden.shape)}")
         T, H = hidden.shape
@@ -147,7 +154,7 @@ class Dispatcher:
         T, k = slots.shape
         dst = slots // self.slots_per_rank
         rows = {}
-        for d in np.unique(dst):
+        for d in np.unique(dst[slots >= 0]):  # padding (-1) goes nowhere
             t, j = np.nonzero(dst == d)
             gates = weights[torch.from_numpy(t).to(hidden.device), torch.from_numpy(j).to(hidden.device)]
             rows[int(d)] = self._rows(hidden, gates.unsqueeze(1), t, slots[t, j][:, None])

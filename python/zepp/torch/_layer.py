@@ -40,7 +40,9 @@ class MoELayer(torch.nn.Module):
     forward(hidden_states [T, H], topk_ids [T, k], topk_weights [T, k]) -> [T, H]: for every token
     of this rank, sum_j topk_weights[t, j] * expert_{topk_ids[t, j]}(hidden_states[t]), the pairs
     served by the ranks of the placement and moved with `Dispatcher` (a collective call: every
-    rank of the group calls forward, with any number of tokens, 0 included).
+    rank of the group calls forward, with any number of tokens, 0 included). hidden_states is a
+    torch tensor; a topk_ids entry of -1 is padding (as SGLang pads, and zepp.Router takes it):
+    that pair is dispatched nowhere and adds nothing.
 
     Args:
         experts: {logical expert id: module} for at least the experts on this rank's slots (a

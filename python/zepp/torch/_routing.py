@@ -17,7 +17,8 @@ from .._routing import Router
 
 
 def even_slots(phy2log, topk_ids, rank):
-    """route_even for this rank's topk_ids [T, k] (numpy int64): slots [T, k] int64."""
+    """route_even for this rank's topk_ids [T, k] (numpy int64, -1 for padding): slots [T, k]
+    int64, -1 for padding."""
     E = int(phy2log.max()) + 1
     replicas = [np.flatnonzero(phy2log == e) for e in range(E)]
     flat = topk_ids.reshape(-1)
@@ -26,8 +27,8 @@ def even_slots(phy2log, topk_ids, rank):
     first = np.searchsorted(sorted_ids, sorted_ids)  # index of each group's first pair
     occurrence = np.empty_like(flat)
     occurrence[order] = np.arange(flat.size) - first  # j: this rank's j-th request for the expert
-    slots = np.empty_like(flat)
-    for e in np.unique(flat):
+    slots = np.full_like(flat, -1)
+    for e in np.unique(flat[flat >= 0]):
         at = flat == e
         r = replicas[e]
         slots[at] = r[(rank + occurrence[at]) % r.size]
