@@ -263,7 +263,9 @@ def test_out_sharing_memory_with_an_input_is_refused(dtype):
     """out=topk_ids segfaulted: the core reads a token's ids again after writing its slots, and read
     a placeholder slot as an expert id. Every out= that overlaps an input is refused, naming both."""
     phy = zepp.rebalance_experts(np.ones((1, 16)), 24, 4, 2, 4, policy="zepp")[0][0]
-    ids = np.random.RandomState(1).randint(0, 16, (50, 2)).astype(dtype)
+    rng = np.random.RandomState(1)
+    first = rng.randint(0, 16, 50)
+    ids = np.stack([first, (first + rng.randint(1, 16, 50)) % 16], axis=1).astype(dtype)  # distinct per token
     src = (np.arange(50) % 4).astype(dtype)
     router = zepp.Router(phy, 2, 4)
     with pytest.raises(ValueError, match="^out: must not overlap topk_ids$"):

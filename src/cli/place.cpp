@@ -237,9 +237,12 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
       require(row < previous->num_layers(), "--previous",
               f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
                   std::to_string(p.weight.size()));
+      // The count the user set: the load file's num_replicas, or --trace's cluster and --extra-slots.
       require(previous->num_slots == p.num_replicas || on_survivors, "--previous",
-              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected num_replicas = " +
-                  std::to_string(p.num_replicas) +
+              f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected " +
+                  (f.load_path.empty() ? "(ceil(E / G) + --extra-slots) x G" : f.load_path + "'s num_replicas") +
+                  " = " + std::to_string(p.num_replicas) + ": " + std::to_string(S) + " slots on each of the " +
+                  std::to_string(p.num_gpus) + " GPUs, lost ones included" +
                   (survivor_slots < p.num_replicas
                        ? " (or " + std::to_string(survivor_slots) + ", a placement on the surviving GPUs)"
                        : ""));

@@ -68,7 +68,7 @@ TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
     for (const json& m : json::parse(again.out)["moves"]) EXPECT_EQ(m["slots"], 0);
     const auto whole = run_zepp("place --policy zepp --load " + f + " --previous " + placed + " --previous-format " + format);
     EXPECT_EQ(whole.status, 2);
-    EXPECT_NE(whole.err.find("--previous: " + placed + " has 6 slots per layer, expected num_replicas = 8"),
+    EXPECT_NE(whole.err.find("--previous: " + placed + " has 6 slots per layer, expected " + f + "'s num_replicas = 8"),
               std::string::npos) << whole.err;
   }
   const std::string placed = write_file("place_lost_stdout.json",
