@@ -275,3 +275,13 @@ def test_boolean_flags_must_be_bools():
     assert len(zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="zepp", return_moves=np.bool_(True))) == 4
     ZeppSglangEplb.reset()
     ZeppEplbPolicy.reset()
+
+
+def test_a_policy_that_is_not_a_string_is_a_type_error():
+    """policy=None was a ValueError ('expected eplb or zepp'); a wrong type is a TypeError, as for counts."""
+    weight = np.ones((1, 16))
+    for policy in (None, 1):
+        with pytest.raises(TypeError, match=rf"^policy: expected 'eplb' or 'zepp', got {policy!r}$"):
+            zepp.rebalance_experts(weight, 24, 4, 2, 4, policy=policy)
+    with pytest.raises(ValueError, match=r"^policy: expected 'eplb' or 'zepp', got 'bogus'$"):
+        zepp.rebalance_experts(weight, 24, 4, 2, 4, policy="bogus")

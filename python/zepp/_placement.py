@@ -194,9 +194,12 @@ def rebalance_experts(weight, num_replicas, num_groups, num_nodes, num_gpus, pol
         previous / failed_ranks with policy "eplb", of the wrong shape or out of range; a row of
         previous without a slot for some expert, or with -1 outside failed ranks' slots; too few
         surviving ranks for every expert.
-        TypeError naming a count that is not an integer, or return_moves that is not a bool.
+        TypeError naming a count that is not an integer, a policy that is not a string, or
+        return_moves that is not a bool.
     """
     caller = Caller(weight)
+    if not isinstance(policy, str):  # None compared unequal to both names and read as a bad value
+        raise TypeError(f"policy: expected 'eplb' or 'zepp', got {policy!r}")
     return_moves = flag(return_moves, "return_moves")
     _bytes(expert_bytes, "expert_bytes", "a number of bytes in [0, 1e15]")
     if max_moved_bytes is not None:
