@@ -512,6 +512,7 @@ void Router::count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> cou
   if (counts.size() != size_t(E_))
     throw ArgumentError("counts: has " + std::to_string(counts.size()) + " entries, expected num_experts = " +
                         std::to_string(E_));
+  check_apart(counts.data(), counts.size_bytes(), topk, size_t(T) * size_t(k) * sizeof(Id), "counts", "topk_ids");
   std::fill(counts.begin(), counts.end(), 0);
   const int64_t P = T * k;
   const uint64_t E = uint64_t(E_);

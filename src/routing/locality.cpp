@@ -48,6 +48,8 @@ using namespace routing_detail;
 void Router::route_counts(std::span<const int64_t> demand, std::span<int64_t> m) {
   if (demand.size() != size_t(E_) * G_) check_dense_demand(demand, E_, G_);  // throws, naming the size
   check_dense_counts(m, S_, G_);
+  // m is written while the demand is still read: an alias would read plan entries as demand.
+  check_apart(m.data(), m.size_bytes(), demand.data(), demand.size_bytes(), "counts", "demand");
   // The signs are checked in the same pass that reads the demand; the culprit is named after.
   if (!count_plan(demand.data(), size_t(G_), 1, m.data())) check_dense_demand(demand, E_, G_);
 }
@@ -57,6 +59,7 @@ void Router::plan(std::span<const int64_t> counts, std::span<int64_t> m) {
   if (m.size() != size_t(S_) * G_)
     throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
                         std::to_string(size_t(S_) * G_));
+  check_apart(m.data(), m.size_bytes(), counts.data(), counts.size_bytes(), "plan", "counts");
   if (!count_plan(counts.data(), 1, size_t(E_), m.data())) check_rank_counts(counts, G_, E_);
 }
 

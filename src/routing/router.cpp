@@ -72,6 +72,7 @@ void Router::even_plan(std::span<const int64_t> counts, std::span<int64_t> m) co
   if (m.size() != size_t(S_) * G_)
     throw ArgumentError("plan: has " + std::to_string(m.size()) + " entries, expected num_slots * num_gpus = " +
                         std::to_string(size_t(S_) * G_));
+  check_apart(m.data(), m.size_bytes(), counts.data(), counts.size_bytes(), "plan", "counts");
   if (!even_count_plan(counts.data(), 1, size_t(E_), m.data())) check_rank_counts(counts, G_, E_);
 }
 

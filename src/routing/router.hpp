@@ -89,7 +89,7 @@ class Router {
 
   // Count level (route_locality_counts' rules): demand [E * G] expert-major -> m [S * G]
   // slot-major, overwritten entirely. Throws ArgumentError("demand: ...") for a wrong size or a
-  // negative entry, ArgumentError("counts: ...") for a wrong size of m.
+  // negative entry, ArgumentError("counts: ...") for a wrong size of m or one overlapping demand.
   void route_counts(std::span<const int64_t> demand, std::span<int64_t> m);
 
   // The even split's counts (route_even's rule) in the same layouts: the baseline that the
@@ -117,14 +117,14 @@ class Router {
 
   // Step 1. counts [E] is overwritten with the rank's pairs per expert, topk [T * k] its
   // tokens' expert ids. Throws ArgumentError("topk_ids: ...") naming the first id out of range or
-  // the first token naming an expert twice.
+  // the first token naming an expert twice, ArgumentError("counts: ...") when counts overlaps topk.
   template <class Id>
   void count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> counts) const;
 
   // Step 3. counts [G * E] rank-major (row i = rank i's count_rank) -> m [S * G] slot-major, as
   // route_counts (same values as route_counts on the transposed demand). Throws
   // ArgumentError("counts: ...") for a wrong size or a negative entry (naming rank and expert),
-  // ArgumentError("plan: ...") for a wrong size of m.
+  // ArgumentError("plan: ...") for a wrong size of m or one overlapping counts.
   void plan(std::span<const int64_t> counts, std::span<int64_t> m);
 
   // Step 4. The slots of rank `rank`'s T tokens, topk [T * k] -> slot_of_pair [T * k] (the

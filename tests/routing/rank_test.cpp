@@ -294,6 +294,15 @@ TEST(RankRouting, SlotsOverlappingTheIdsAreRefused) {
             "slot_of_pair: must not overlap topk_ids");
   EXPECT_EQ(message([&] { router.even_rank(ids.data(), 1, 2, 0, ids.data() + 1); }),
             "slot_of_pair: must not overlap topk_ids");
+  // Counts written over the ids, a plan over the counts: wrong values rather than a crash, refused too.
+  EXPECT_EQ(message([&] { router.count_rank(ids.data(), 2, 2, std::span<int64_t>(ids.data() + 3, 4)); }),
+            "counts: must not overlap topk_ids");
+  std::vector<int64_t> shared(size_t(p.num_slots()) * 4 + 16, 0);
+  const std::span<const int64_t> counts_in(shared.data(), 16);
+  const std::span<int64_t> m_over(shared.data() + 8, size_t(p.num_slots()) * 4);
+  EXPECT_EQ(message([&] { router.plan(counts_in, m_over); }), "plan: must not overlap counts");
+  EXPECT_EQ(message([&] { router.even_plan(counts_in, m_over); }), "plan: must not overlap counts");
+  EXPECT_EQ(message([&] { router.route_counts(counts_in, m_over); }), "counts: must not overlap demand");
   // Beside the ids (adjacent, not overlapping) is fine.
   std::vector<int64_t> both = {0, 1, -9, -9};
   router.route_rank(both.data(), 1, 2, 0, m, both.data() + 2);
