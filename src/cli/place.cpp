@@ -332,10 +332,10 @@ void run(const PlaceFlags& f) {
           "needs --model (the preset gives an expert's size in bytes)");
   const LoadProblem p = f.load_path.empty() ? problem_from_trace(f, source) : read_load_file(f.load_path);
   // Limits before work: the placement's memory and time from the sizes (pipeline/cost.hpp).
-  check_budget(estimate_placement_cost(double(p.weight.size()), p.weight.empty() ? 0.0 : double(p.weight[0].size()),
-                                       p.num_replicas, p.num_gpus,
-                                       f.policy == "zepp"),
-               memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", call_seconds_budget(),
+  const double layers = double(p.weight.size()), experts = p.weight.empty() ? 0.0 : double(p.weight[0].size());
+  CostEstimate cost = estimate_placement_cost(layers, experts, p.num_replicas, p.num_gpus, f.policy == "zepp");
+  cost.bytes += placement_json_bytes(layers, experts, p.num_replicas);  // the maps it prints
+  check_budget(cost, memory_budget_bytes(), f.load_path.empty() ? "--trace" : "--load", call_seconds_budget(),
                f.load_path.empty() ? "--trace" : "--load",
                "place fewer layers, experts or replicas (the load file's weight and num_replicas; time budget: "
                "ZEPP_MAX_SECONDS)");

@@ -48,6 +48,11 @@ CostEstimate estimate_cost(const ModelShape& model, const Topology& topo, int64_
 // no product overflows.
 CostEstimate estimate_placement_cost(double layers, double experts, double slots, double gpus, bool zepp);
 
+// Bytes `zepp place` holds to print those maps as JSON (phy2log, log2phy padded to the most
+// replicas of an expert, logcnt; a document node and its text per entry), on top of
+// estimate_placement_cost.
+double placement_json_bytes(double layers, double experts, double slots);
+
 // Routing `pairs` (token, k) pairs over a layer of `slots` slots, `experts` experts on `gpus`
 // GPUs (zepp.route, zepp.Router): the replica tables, the per-(GPU, expert) demand and quotas.
 CostEstimate estimate_routing_cost(double slots, double experts, double gpus, double pairs);
