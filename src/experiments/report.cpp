@@ -206,11 +206,14 @@ std::string link_sharing_section(const std::vector<ResultRow>& fair,
       ratio[f.strategy][o].first += std::log(s->latency_us / f.latency_us);
       ++ratio[f.strategy][o].second;
     }
-  md += "| strategy |";
-  for (const auto& o : others) md += " " + o.first + " / fair latency (geometric mean, configurations) |";
-  md += "\n|---|";
-  for (size_t o = 0; o < others.size(); ++o) md += "---|";
-  md += "\n";
+  // A table's header: `first` columns, then one per other model, `column(model)`.
+  auto header = [&](const std::vector<std::string>& first, auto column) {
+    std::string h = "|", rule = "|";
+    for (const auto& c : first) h += " " + c + " |", rule += "---|";
+    for (const auto& o : others) h += " " + column(o.first) + " |", rule += "---|";
+    return h + "\n" + rule + "\n";
+  };
+  md += header({"strategy"}, [](const std::string& m) { return m + " / fair latency (geometric mean, configurations)"; });
   for (const auto& name : order) {
     md += "| " + name + " |";
     for (const auto& [sum, n] : ratio[name])
@@ -226,11 +229,8 @@ std::string link_sharing_section(const std::vector<ResultRow>& fair,
   const auto best_fair = speedup_over_best(common);
   std::vector<std::vector<BestBaseline>> best_other;
   for (const auto& o : others) best_other.push_back(speedup_over_best(o.second));
-  md += "\n| configuration | zepp / fastest (fair) |";
-  for (const auto& o : others) md += " zepp / fastest (" + o.first + ") |";
-  md += "\n|---|---|";
-  for (size_t o = 0; o < others.size(); ++o) md += "---|";
-  md += "\n";
+  md += "\n" + header({"configuration", "zepp / fastest (fair)"},
+                      [](const std::string& m) { return "zepp / fastest (" + m + ")"; });
   for (const auto& b : best_fair) {
     md += fmt::format("| {} | {} over {} |", b.config, num(b.speedup), b.best);
     for (const auto& v : best_other) {

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "routing/router.hpp"
 #include "routing/routing.hpp"
+#include "../common/errors.hpp"
 #include "../common/rank_cases.hpp"
 #include "helpers.hpp"
 
@@ -228,31 +229,23 @@ TEST(RankRouting, BadInputIsNamed) {
   Router router(p, topo, 0.1);
   const std::vector<int32_t> ids = {0, 1, 1, -2};
   std::vector<int64_t> row(2), m(4);
-  auto message = [](auto&& fn) {
-    try {
-      fn();
-    } catch (const ArgumentError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(message([&] { router.count_rank(ids.data(), 2, 2, row); }),
+  EXPECT_EQ(testing::argument_error([&] { router.count_rank(ids.data(), 2, 2, row); }),
             "topk_ids: entry [1, 1] is -2, expected [0, 2) or -1 (padding)");
-  EXPECT_EQ(message([&] { router.plan(std::vector<int64_t>{1, 2, 3}, m); }).substr(0, 26), "counts: has 3 entries, exp");
-  EXPECT_EQ(message([&] { router.plan(std::vector<int64_t>{1, 0, 0, -1}, m); }),
+  EXPECT_EQ(testing::argument_error([&] { router.plan(std::vector<int64_t>{1, 2, 3}, m); }).substr(0, 26), "counts: has 3 entries, exp");
+  EXPECT_EQ(testing::argument_error([&] { router.plan(std::vector<int64_t>{1, 0, 0, -1}, m); }),
             "counts: entry [1, 1] (rank, expert) is negative (-1)");
-  EXPECT_EQ(message([&] { router.plan(std::vector<int64_t>{1, 0, 0, 1}, row); }).substr(0, 20), "plan: has 2 entries,");
+  EXPECT_EQ(testing::argument_error([&] { router.plan(std::vector<int64_t>{1, 0, 0, 1}, row); }).substr(0, 20), "plan: has 2 entries,");
   router.plan(std::vector<int64_t>{1, 1, 0, 0}, m);  // rank 0: one pair of each expert
   std::vector<int32_t> out(4);
-  EXPECT_EQ(message([&] { router.route_rank(ids.data(), 2, 2, 2, m, out.data()); }), "rank: expected [0, 2), got 2");
-  EXPECT_EQ(message([&] { router.route_rank(ids.data(), 2, 2, 0, m, out.data()); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_rank(ids.data(), 2, 2, 2, m, out.data()); }), "rank: expected [0, 2), got 2");
+  EXPECT_EQ(testing::argument_error([&] { router.route_rank(ids.data(), 2, 2, 0, m, out.data()); }),
             "topk_ids: entry [1, 1] is -2, expected [0, 2) or -1 (padding)");
   // Tokens other than the ones counted: expert 1 twice where the plan has one.
   const std::vector<int32_t> other = {0, 1, 1, -1};
-  EXPECT_EQ(message([&] { router.route_rank(other.data(), 2, 2, 0, m, out.data()); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_rank(other.data(), 2, 2, 0, m, out.data()); }),
             "plan: fewer tokens for (src_gpu 0, expert 1) than the batch selects");
   const std::vector<int32_t> fewer = {0, -1, -1, -1};
-  EXPECT_EQ(message([&] { router.route_rank(fewer.data(), 2, 2, 0, m, out.data()); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_rank(fewer.data(), 2, 2, 0, m, out.data()); }),
             "plan: more tokens for (src_gpu 0, expert 1) than the batch selects");
   // A token naming an expert twice was routed twice; the trace readers refuse it, so does each
   // entry point (padding may repeat).
@@ -260,10 +253,10 @@ TEST(RankRouting, BadInputIsNamed) {
   const std::string repeated =
       "topk_ids: token 1 selects expert 1 twice (entries [1, 0] and [1, 1]); expected distinct experts within a "
       "token's top-k (-1 pads)";
-  EXPECT_EQ(message([&] { router.count_rank(twice.data(), 2, 2, row); }), repeated);
-  EXPECT_EQ(message([&] { router.route_rank(twice.data(), 2, 2, 0, m, out.data()); }), repeated);
+  EXPECT_EQ(testing::argument_error([&] { router.count_rank(twice.data(), 2, 2, row); }), repeated);
+  EXPECT_EQ(testing::argument_error([&] { router.route_rank(twice.data(), 2, 2, 0, m, out.data()); }), repeated);
   const std::vector<int32_t> src = {0, 1};
-  EXPECT_EQ(message([&] { router.route_tokens(twice.data(), src.data(), 2, 2, out.data()); }), repeated);
+  EXPECT_EQ(testing::argument_error([&] { router.route_tokens(twice.data(), src.data(), 2, 2, out.data()); }), repeated);
 }
 
 // Slots written over the ids (out = topk_ids, in place or shifted) are refused: the pair level
@@ -273,36 +266,28 @@ TEST(RankRouting, SlotsOverlappingTheIdsAreRefused) {
   const Topology topo = test::tiny_topo(2, 2);
   const Placement p = test::make_placement(4, 4, {0, 1, 2, 3, 0, 1, 2, 3});
   Router router(p, topo, 0.1);
-  auto message = [](auto&& fn) {
-    try {
-      fn();
-    } catch (const ArgumentError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   std::vector<int64_t> ids = {0, 1, 2, 3, 3, 2, 1, 0, 0, 0}, src = {0, 1, 2, 3};
-  EXPECT_EQ(message([&] { router.route_tokens(ids.data(), src.data(), 4, 2, ids.data()); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_tokens(ids.data(), src.data(), 4, 2, ids.data()); }),
             "slot_of_pair: must not overlap topk_ids");
-  EXPECT_EQ(message([&] { router.route_tokens(ids.data(), src.data(), 4, 2, ids.data() + 2); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_tokens(ids.data(), src.data(), 4, 2, ids.data() + 2); }),
             "slot_of_pair: must not overlap topk_ids");
-  EXPECT_EQ(message([&] { router.route_tokens(ids.data(), ids.data() + 4, 2, 2, ids.data() + 4); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_tokens(ids.data(), ids.data() + 4, 2, 2, ids.data() + 4); }),
             "slot_of_pair: must not overlap src_rank");
   std::vector<int64_t> m(size_t(p.num_slots()) * 4);
   router.plan(std::vector<int64_t>{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, m);
-  EXPECT_EQ(message([&] { router.route_rank(ids.data(), 1, 2, 0, m, ids.data()); }),
+  EXPECT_EQ(testing::argument_error([&] { router.route_rank(ids.data(), 1, 2, 0, m, ids.data()); }),
             "slot_of_pair: must not overlap topk_ids");
-  EXPECT_EQ(message([&] { router.even_rank(ids.data(), 1, 2, 0, ids.data() + 1); }),
+  EXPECT_EQ(testing::argument_error([&] { router.even_rank(ids.data(), 1, 2, 0, ids.data() + 1); }),
             "slot_of_pair: must not overlap topk_ids");
   // Counts written over the ids, a plan over the counts: wrong values rather than a crash, refused too.
-  EXPECT_EQ(message([&] { router.count_rank(ids.data(), 2, 2, std::span<int64_t>(ids.data() + 3, 4)); }),
+  EXPECT_EQ(testing::argument_error([&] { router.count_rank(ids.data(), 2, 2, std::span<int64_t>(ids.data() + 3, 4)); }),
             "counts: must not overlap topk_ids");
   std::vector<int64_t> shared(size_t(p.num_slots()) * 4 + 16, 0);
   const std::span<const int64_t> counts_in(shared.data(), 16);
   const std::span<int64_t> m_over(shared.data() + 8, size_t(p.num_slots()) * 4);
-  EXPECT_EQ(message([&] { router.plan(counts_in, m_over); }), "plan: must not overlap counts");
-  EXPECT_EQ(message([&] { router.even_plan(counts_in, m_over); }), "plan: must not overlap counts");
-  EXPECT_EQ(message([&] { router.route_counts(counts_in, m_over); }), "counts: must not overlap demand");
+  EXPECT_EQ(testing::argument_error([&] { router.plan(counts_in, m_over); }), "plan: must not overlap counts");
+  EXPECT_EQ(testing::argument_error([&] { router.even_plan(counts_in, m_over); }), "plan: must not overlap counts");
+  EXPECT_EQ(testing::argument_error([&] { router.route_counts(counts_in, m_over); }), "counts: must not overlap demand");
   // Beside the ids (adjacent, not overlapping) is fine.
   std::vector<int64_t> both = {0, 1, -9, -9};
   router.route_rank(both.data(), 1, 2, 0, m, both.data() + 2);
