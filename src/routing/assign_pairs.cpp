@@ -482,8 +482,10 @@ void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out*
   check_apart(slot_of_pair, size_t(T) * k * sizeof(Out), src, size_t(T) * sizeof(Src), "slot_of_pair", "src_rank");
   const int G = G_;
   const uint64_t E = uint64_t(E_);
-  // One pass: expert-major demand and the range checks.
+  // One pass: expert-major demand, the range checks and repeated experts within a token.
   demand_.assign(size_t(E_) * G, 0);
+  last_token_.assign(size_t(E_), -1);
+  int64_t* const last = last_token_.data();
   for (int64_t t = 0; t < T; ++t) {
     const uint64_t s = uint64_t(src[t]);
     if (s >= uint64_t(G))
@@ -495,11 +497,11 @@ void Router::route_tokens(const Id* topk, const Src* src, int64_t T, int k, Out*
         if (ids[q] == -1) continue;  // padding
         bad_id(topk, t, k, q, E_);
       }
+      if (last[ids[q]] == t) repeated_id(topk, t, k, q, int64_t(ids[q]));
+      last[ids[q]] = t;
       ++demand_[size_t(ids[q]) * G + s];
     }
   }
-  last_token_.resize(size_t(E_));
-  check_distinct_ids(topk, T, k, E_, last_token_.data());
   plan_.resize(size_t(S_) * G);
   route_counts(demand_, plan_);
   const Tokens<Id, Src, Out> tokens{topk, slot_of_pair, k, T, src, nullptr, true};
@@ -514,18 +516,24 @@ void Router::count_rank(const Id* topk, int64_t T, int k, std::span<int64_t> cou
                         std::to_string(E_));
   check_apart(counts.data(), counts.size_bytes(), topk, size_t(T) * size_t(k) * sizeof(Id), "counts", "topk_ids");
   std::fill(counts.begin(), counts.end(), 0);
-  const int64_t P = T * k;
   const uint64_t E = uint64_t(E_);
   int64_t* const c = counts.data();
-  for (int64_t p = 0; p < P; ++p) {
-    const uint64_t e = uint64_t(topk[p]);
-    if (e < E)
+  // One pass: the counts, the range checks and repeated experts within a token. The scratch is
+  // the thread's own: count_rank is const and may run on several threads at once.
+  thread_local std::vector<int64_t> scratch;
+  scratch.assign(size_t(E_), -1);
+  int64_t* const last = scratch.data();
+  for (int64_t t = 0; t < T; ++t)
+    for (int q = 0; q < k; ++q) {
+      const uint64_t e = uint64_t(topk[t * k + q]);
+      if (e >= E) {
+        if (topk[t * k + q] != -1) bad_id(topk, t, k, q, E_);
+        continue;  // padding
+      }
+      if (last[e] == t) repeated_id(topk, t, k, q, int64_t(e));
+      last[e] = t;
       ++c[e];
-    else if (topk[p] != -1)
-      bad_id(topk, p / k, k, int(p % k), E_);
-  }
-  std::vector<int64_t> last(static_cast<size_t>(E_));  // const, and called without the Router's lock: scratch of its own
-  check_distinct_ids(topk, T, k, E_, last.data());
+    }
 }
 
 template <class Id, class Out>

@@ -48,10 +48,22 @@ bool ids_in_range(const Id* ids, int64_t n, int num_experts) {
   return !(acc >> (8 * sizeof(U) - 1));
 }
 
-// Throws ArgumentError("topk_ids: token T selects expert E twice (entries [T, A] and [T, B]) ...")
-// for the first token whose k ids name an expert twice, -1 padding aside: the trace readers
-// refuse such a token, and routing served the one expert twice. Ids must be in range already
-// (ids_in_range); `last` [num_experts] is scratch: the last token seen selecting each expert.
+// Throws ArgumentError("topk_ids: token T selects expert E twice (entries [T, A] and [T, Q]) ...")
+// for ids[t * k + q] = e, an expert an earlier entry A of token t selects too: the trace readers
+// refuse such a token, and routing served the one expert twice.
+template <class Id>
+[[noreturn]] void repeated_id(const Id* ids, int64_t t, int k, int q, int64_t e) {
+  int a = 0;
+  while (int64_t(ids[t * k + a]) != e) ++a;
+  throw ArgumentError("topk_ids: token " + std::to_string(t) + " selects expert " + std::to_string(e) + " twice (entries [" +
+                      std::to_string(t) + ", " + std::to_string(a) + "] and [" + std::to_string(t) + ", " +
+                      std::to_string(q) + "]); expected distinct experts within a token's top-k (-1 pads)");
+}
+
+// repeated_id for the first token whose k ids name an expert twice, -1 padding aside, for callers
+// without a pass over the pairs of their own to fold it into (count_rank and route_tokens do so).
+// Ids must be in range already (ids_in_range); `last` [num_experts] is scratch: the last token
+// seen selecting each expert.
 template <class Id>
 void check_distinct_ids(const Id* ids, int64_t T, int k, int num_experts, int64_t* last) {
   if (k == 1) return;
@@ -60,14 +72,7 @@ void check_distinct_ids(const Id* ids, int64_t T, int k, int num_experts, int64_
     for (int q = 0; q < k; ++q) {
       const int64_t e = int64_t(ids[t * k + q]);
       if (e < 0) continue;  // padding
-      if (last[e] == t) {
-        int a = 0;
-        while (int64_t(ids[t * k + a]) != e) ++a;
-        throw ArgumentError("topk_ids: token " + std::to_string(t) + " selects expert " + std::to_string(e) +
-                            " twice (entries [" + std::to_string(t) + ", " + std::to_string(a) + "] and [" +
-                            std::to_string(t) + ", " + std::to_string(q) +
-                            "]); expected distinct experts within a token's top-k (-1 pads)");
-      }
+      if (last[e] == t) repeated_id(ids, t, k, q, e);
       last[e] = t;
     }
 }
