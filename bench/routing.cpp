@@ -361,11 +361,11 @@ struct RealLayer {
 std::optional<RealLayer> make_real_layer(int which) {
   RealLayer l;
   std::optional<Trace> trace;
-  if (which == 0) {
+  if (which == 0 || which == 2) {
     const std::string path = std::string(ZEPP_SHARED_DIR) + "/data/traces/deepseek-v2-lite-puffin";
     if (!std::filesystem::exists(path)) return std::nullopt;
     trace = read_trace(path);
-    l.label = "deepseek-v2-lite 4x4 1MB (trace)";
+    l.label = which == 0 ? "deepseek-v2-lite 4x4 1MB (trace)" : "deepseek-v2-lite 4x4 16MB (trace)";
     l.model = model_preset("deepseek-v2-lite");
     l.topo = topology_preset("a100", 4);
   } else {
@@ -374,7 +374,7 @@ std::optional<RealLayer> make_real_layer(int which) {
     l.topo = topology_preset("a100", 16);
   }
   WorkloadOptions opt;
-  opt.size_mb = 1.0;
+  opt.size_mb = which == 2 ? 16.0 : 1.0;
   l.w = build_workload(trace ? &*trace : nullptr, l.model, l.topo, opt);
   StrategyOptions so;
   so.optimal = false;
@@ -480,7 +480,7 @@ BENCHMARK(BM_CountLevelLayers)->Apply(ThreadedShapes);
 BENCHMARK(BM_AssignPairs)->Apply(ThreadedShapes);
 BENCHMARK(BM_RankAssign)->Apply(Shapes);
 BENCHMARK(BM_EvenSplit)->Apply(Shapes);
-BENCHMARK(BM_RankLayer)->ArgName("layer")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_RankLayer)->ArgName("layer")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace zepp

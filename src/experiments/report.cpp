@@ -151,23 +151,40 @@ std::string variant_section(const std::vector<ResultRow>& rows, const std::strin
   int configs = 0, flagged = 0;
   std::string why;  // with `flag`: each variant more than 2% faster than base, and what puts base behind
   std::set<std::string> seen;
+  // Per variant: sum of log ratios, configurations, and those where the variant is slower (the
+  // stage helps) or more than 2% faster (it costs), for the summary rows.
+  std::vector<double> log_sum(names.size(), 0.0);
+  std::vector<int> count(names.size(), 0), slower(names.size(), 0), faster(names.size(), 0);
   for (const auto& r : rows) {
     if (r.strategy != base || !seen.insert(config_key(r)).second) continue;
     ++configs;
     md += fmt::format("| {} {} N={} {} MB | {:.1f} |", r.workload, r.topology, r.nodes, r.size_mb, r.latency_us);
     bool worse = false;
-    for (const auto& n : names) {
-      const ResultRow* v = find(rows, r.workload, r.topology, r.nodes, r.size_mb, n);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const ResultRow* v = find(rows, r.workload, r.topology, r.nodes, r.size_mb, names[i]);
       if (!v) {
         md += " |";
         continue;
       }
       const double ratio = v->latency_us / r.latency_us;
+      log_sum[i] += std::log(ratio);
+      ++count[i];
+      slower[i] += ratio > 1.0;
+      faster[i] += ratio < 0.98;
       worse |= flag && ratio < 0.98;
       if (flag && ratio < 0.98) why += behind(config_key(r), r, *v);
       md += fmt::format(" {:.3f}{} |", ratio, flag && ratio < 0.98 ? " **" : "");
     }
     flagged += worse;
+    md += "\n";
+  }
+  md += "| geometric mean | |";
+  for (size_t i = 0; i < names.size(); ++i)
+    md += count[i] ? fmt::format(" {:.3f} |", std::exp(log_sum[i] / count[i])) : std::string(" |");
+  md += "\n";
+  if (flag) {
+    md += "| slower without the stage / more than 2% faster | |";
+    for (size_t i = 0; i < names.size(); ++i) md += fmt::format(" {} / {} of {} |", slower[i], faster[i], count[i]);
     md += "\n";
   }
   if (flag)
@@ -457,7 +474,9 @@ std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std:
   full_table(fig10, "Figure 10: weak scaling, every configuration");
   md += variant_section(fig9, "zepp", "Each stage earns its place: zepp against its ablations",
                         "Latency of each ablation / latency of full `zepp` in the same configuration (above 1: the "
-                        "stage helps; below 0.98, marked **, zepp is more than 2% slower than without that stage).",
+                        "stage helps; below 0.98, marked **, zepp is more than 2% slower than without that stage). The last two "
+                        "rows give each ablation's geometric mean over the configurations and in how many the stage "
+                        "helps (the ablation is slower) and costs more than 2% (marked **).",
                         true);
   md += variant_section(fig9, "epic", "epic on its own placement and on Zepp's",
                         "Latency of `epic` with Zepp's §4.1 placement / with its own co-activation placement "
