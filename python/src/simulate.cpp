@@ -8,6 +8,7 @@
 #include "cli/float_flags.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
+#include "formats/json_text.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "report/summary.hpp"
@@ -128,7 +129,7 @@ std::string simulate_settings(const pb::dict& s) {
     outcomes.push_back(run_strategy(run.strategy, r.workload, r.model, r.topo, run.opt, ex));
     outcomes.back().name = run.label;  // "zepp/no-split", as the CLI names rows
   }
-  return summary_json(r.workload, r.model, r.topo, executor, outcomes, opt.planning).dump();
+  return json_text(summary_json(r.workload, r.model, r.topo, executor, outcomes, opt.planning));
 }
 
 // The checks shared with `zepp simulate` name its flags ("--layer: layer 99 is not in ..."): a

@@ -1,7 +1,12 @@
 """Bytes that are not UTF-8 in a file's content or name reach Python escaped (\\xNN): a message
 quoting one was ValueError('') and a request named by one raised UnicodeDecodeError."""
 
+import json
+import os
+import subprocess
+
 import pytest
+from conftest import program
 
 import zepp
 
@@ -48,3 +53,39 @@ def test_trace_folder_names_keep_the_bytes_escaped(tmp_path):
     with pytest.raises(ValueError) as e:
         zepp.read_trace(str(tmp_path))
     assert "q\\xfe.csv:1: expected a trace" in str(e.value)
+
+
+# A trace whose file name holds the byte 0xff, as sys.argv and os.listdir give it: a str with a
+# surrogate escape. The core took only UTF-8 str ("incompatible function arguments"), and the JSON
+# summary quoting the path made nlohmann's dump throw ("internal error" from the program).
+TRACE = (b'Layer ID,Batch Number,Token,Activated Expert IDs\n1,0,a,"[0, 1, 2, 3, 4, 5]"\n'
+         b'1,0,b,"[6, 7, 8, 9, 10, 11]"\n1,0,c,"[1, 3, 5, 7, 9, 63]"\n')  # top-6 of 64: DeepSeek-V2-Lite
+
+
+def _named_with_ff(tmp_path, stem, data):
+    with open(bytes(tmp_path) + b"/" + stem + b"\xff", "wb") as f:
+        f.write(data)
+    return str(tmp_path / (stem.decode() + "\udcff"))
+
+
+def test_paths_that_are_not_utf8_reach_the_file_system(tmp_path):
+    path = str(tmp_path / "stats\udcff.json")
+    zepp.write_sglang_stats(path, [[1, 2, 3]])
+    assert os.listdir(bytes(tmp_path)) == [b"stats\xff.json"]
+    assert zepp.read_sglang_stats(path).tolist() == [[1.0, 2.0, 3.0]]
+    assert zepp.read_trace(_named_with_ff(tmp_path, b"t", TRACE)).num_experts == 64
+
+
+def test_simulate_json_quotes_a_path_that_is_not_utf8_escaped(tmp_path):
+    trace = _named_with_ff(tmp_path, b"t", TRACE)
+    out = zepp.simulate(trace=trace, model="deepseek-v2-lite", nodes=2, strategies=["a2av"], size_mb=0.01)
+    assert out["workload"]["description"].startswith(str(tmp_path) + "/t\\xff layer 1"), out["workload"]
+
+
+def test_program_json_quotes_a_path_that_is_not_utf8_escaped(tmp_path):
+    trace = _named_with_ff(tmp_path, b"t", TRACE)
+    run = subprocess.run([program(), "simulate", "--trace", trace, "--model", "deepseek-v2-lite", "--nodes", "2",
+                          "--strategies", "a2av", "--size-mb", "0.01", "--format", "json"],
+                         capture_output=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["workload"]["description"].startswith(str(tmp_path) + "/t\\xff layer 1")

@@ -24,11 +24,18 @@ def _path(path, name="path"):
     return path
 
 
+def _native(path):
+    """`path` as the core takes it: its bytes (os.fsencode), so that a name which is not UTF-8 (a
+    str with surrogate escapes, as os.listdir and sys.argv give it) reaches the file system as it
+    is; the core's messages show such bytes as \\xNN."""
+    return os.fsencode(path)
+
+
 def _read(reader, path, *args):
     """A C++ reader's failure as ValueError naming the file (they raise ValueError already; this
     catches anything else a parser library lets through)."""
     try:
-        return reader(path, *args)
+        return reader(_native(path), *args)
     except ValueError:
         raise
     except Exception as e:  # noqa: BLE001 -- every parse failure becomes the documented ValueError
@@ -62,7 +69,7 @@ def write_sglang_stats(path, load):
     a = loads(load, "load", 2)
     if a.size == 0:
         raise ValueError(f"load: expected a non-empty [layers, experts] array of loads, got shape {a.shape}")
-    _zepp.write_sglang_stats(_path(path), a)
+    _zepp.write_sglang_stats(_native(_path(path)), a)
 
 
 def _format(format):
@@ -129,4 +136,4 @@ def write_placement(path, phy2log, format, layer_ids=None):
         missing = np.setdiff1d(np.arange(E), phy[row])
         if missing.size:
             raise ValueError(f"phy2log: row {row} has no slot for expert {missing[0]}; every row needs all of [0, {E})")
-    _zepp.write_placement(_path(path), phy.astype(np.int32), ids.astype(np.int32), format)
+    _zepp.write_placement(_native(_path(path)), phy.astype(np.int32), ids.astype(np.int32), format)

@@ -164,7 +164,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     try:
         if args.output:  # before reading anything
-            _zepp.check_output_file(args.output, "--output")
+            _zepp.check_output_file(os.fsencode(args.output), "--output")
         phy = read_placement(args.map, "sglang")[1] if args.map else None
         load = read_expert_load(args.input, phy)
         if args.to == "sglang" and args.output:
@@ -172,7 +172,7 @@ def main(argv=None):
             return 0
         doc = expert_count_json(load) if args.to == "expert-count" else {"logical_count": load.tolist()}
         if args.output:
-            _zepp.write_file_atomically(args.output, json.dumps(doc), "--output")
+            _zepp.write_file_atomically(os.fsencode(args.output), json.dumps(doc), "--output")
         else:
             json.dump(doc, sys.stdout)
             print()

@@ -87,7 +87,7 @@ def gemm_cost(model, topology):
         raise TypeError(f"model: expected a model preset name, got {model!r}")
     if not isinstance(topology, (str, os.PathLike)):
         raise TypeError(f"topology: expected a cluster preset name or a topology file path, got {topology!r}")
-    return dict(zip(GEMM_FIELDS, _zepp.gemm_cost(model, os.fspath(topology))))
+    return dict(zip(GEMM_FIELDS, _zepp.gemm_cost(model, os.fsencode(topology))))
 
 
 def _check_gemm(gemm):

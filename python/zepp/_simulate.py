@@ -30,7 +30,7 @@ def _path(value, name, optional):
     if value is None and optional:
         return ""
     if isinstance(value, (str, os.PathLike)):
-        return os.fspath(value)
+        return os.fsencode(value)  # bytes: a name that is not UTF-8 reaches the file system as it is
     raise TypeError(f"{name}: expected a {'path or None' if optional else 'preset name or path'}, got {value!r}")
 
 

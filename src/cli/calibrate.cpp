@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/presets.hpp"
+#include "formats/json_text.hpp"
 #include "mpi/calibrate.hpp"
 
 namespace zepp::cli {
@@ -132,9 +133,9 @@ int calibrate_ranks(const CalibrateFlags& f) {
   if (me != 0) return 0;
   const nlohmann::json doc = mpi::calibrated_topology(c, f.name);
   if (!f.output.empty()) {
-    write_file_atomically(f.output, doc.dump(2) + "\n", "--output");
+    write_file_atomically(f.output, json_text(doc, 2) + "\n", "--output");
   }
-  std::string text = f.format == "json" ? doc.dump(2) + "\n" : table(c);
+  std::string text = f.format == "json" ? json_text(doc, 2) + "\n" : table(c);
   if (!f.output.empty() && f.format == "table") text += "wrote " + f.output + " (zepp simulate --topology " + f.output + ")\n";
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);

@@ -10,6 +10,7 @@
 
 #include "cli/progress.hpp"
 #include "core/error.hpp"
+#include "formats/json_text.hpp"
 #include "model/compose.hpp"
 #include "model/moe_layers.hpp"
 #include "model/report.hpp"
@@ -156,7 +157,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   c.gpus = topo.num_gpus();
   c.executor = executor;
   const auto doc = model::model_json(c, steps);
-  const std::string text = format == "json" ? doc.dump(2) + "\n" : format == "csv" ? model::model_csv(doc) : model::model_table(doc);
+  const std::string text = format == "json" ? json_text(doc, 2) + "\n" : format == "csv" ? model::model_csv(doc) : model::model_table(doc);
   std::fputs(text.c_str(), stdout);
 }
 

@@ -18,11 +18,12 @@
 #include "cli/options.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
-#include "pipeline/cost.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
 #include "formats/file_io.hpp"
 #include "formats/formats.hpp"
+#include "formats/json_text.hpp"
+#include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "placement/placement.hpp"
 #include "placement/rebalance.hpp"
@@ -420,7 +421,7 @@ void run(const PlaceFlags& f) {
     std::fprintf(stderr, "zepp place: %d of %d GPUs serve; %s\n", int(reb.ranks.size()), p.num_gpus, moved);
   }
   if (!f.history_path.empty() && !f.trace_path.empty()) out["evaluation"] = evaluate(r, p, problem_from_trace(f, f.trace_path), f.trace_path);
-  if (f.output_format.empty()) std::fputs((out.dump() + "\n").c_str(), stdout);
+  if (f.output_format.empty()) std::fputs((json_text(out) + "\n").c_str(), stdout);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "core/error.hpp"
 #include "exec/phases.hpp"
 #include "exec/sim_measured.hpp"
+#include "formats/json_text.hpp"
 #include "mpi/session.hpp"
 #include "pipeline/swap_line.hpp"
 
@@ -298,7 +299,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
     write_timelines(f.timeline, timelines, gpn);
   }
   if (me == 0) {
-    const std::string text = f.format == "json" ? doc.dump(2) + "\n" : table(doc);
+    const std::string text = f.format == "json" ? json_text(doc, 2) + "\n" : table(doc);
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
   }

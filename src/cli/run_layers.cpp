@@ -11,6 +11,7 @@
 
 #include "cli/model.hpp"
 #include "core/error.hpp"
+#include "formats/json_text.hpp"
 #include "model/moe_layers.hpp"
 #include "mpi/stack.hpp"
 #include "pipeline/swap_line.hpp"
@@ -89,7 +90,7 @@ int run_layers(const WorkloadFlags& w, const std::string& layers, const std::vec
     doc["strategies"].push_back(mpi::to_json(r));
   }
   if (me == 0) {
-    const std::string text = format == "json" ? doc.dump(2) + "\n" : table(doc);
+    const std::string text = format == "json" ? json_text(doc, 2) + "\n" : table(doc);
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
   }

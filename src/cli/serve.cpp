@@ -11,12 +11,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/options.hpp"
 #include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "exec/sim.hpp"
+#include "formats/json_text.hpp"
 #include "pipeline/cost.hpp"
 #include "report/summary.hpp"
-#include "cli/options.hpp"
 #include "serving/serve.hpp"
 #include "workload/size.hpp"
 
@@ -177,7 +178,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
 
   std::string text;
   if (format == "json") {
-    text = nlohmann::json{{"workload", description}, {"executor", executor}, {"systems", out}}.dump(2) + "\n";
+    text = json_text(nlohmann::json{{"workload", description}, {"executor", executor}, {"systems", out}}, 2) + "\n";
   } else if (format == "csv") {
     text = "system,iteration,dataset,latency_ms,imbalance,home_imbalance,swaps,weight_moves,token_nic_mb,"
            "token_nvlink_mb,weight_nic_mb,weight_nvlink_mb,planning_ms,routing_ms,plan_build_ms,planning_share,"

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/measured_compute.hpp"
 #include "exec/sim_measured.hpp"
+#include "formats/json_text.hpp"
 #include "pipeline/cost.hpp"
 #include "pipeline/strategy.hpp"
 #include "pipeline/variants.hpp"
@@ -242,7 +243,7 @@ void run(const SimulateFlags& f) {
     const auto after_summary = summary_json(after.workload, after.model, after.topo, f.executor, degraded, d->opt.planning);
     if (f.format == "json") {
       const nlohmann::json doc = {{"before", summary}, {"after", after_summary}, {"degraded", d->report}};
-      std::fputs((doc.dump(2) + "\n").c_str(), stdout);
+      std::fputs((json_text(doc, 2) + "\n").c_str(), stdout);
       return;
     }
     const auto& z = d->report["zepp_rebalance"];
@@ -260,7 +261,7 @@ void run(const SimulateFlags& f) {
     std::fputs((text + line).c_str(), stdout);
     return;
   }
-  std::string text = f.format == "json" ? summary.dump(2) + "\n" : f.format == "csv" ? summary_csv(summary) : summary_table(summary);
+  std::string text = f.format == "json" ? json_text(summary, 2) + "\n" : f.format == "csv" ? summary_csv(summary) : summary_table(summary);
   std::fputs(text.c_str(), stdout);
 }
 

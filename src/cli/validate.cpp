@@ -25,6 +25,7 @@
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
 #include "core/version.hpp"
+#include "formats/json_text.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -113,7 +114,7 @@ std::string machine_line() {
 void save(nlohmann::json& doc, const ValidateFlags& f) {
   doc["finished"] = std::time(nullptr);
   doc["made_by"] = {{"version", version()}, {"commit", git_commit()}, {"command", command_line()}};  // core/provenance.hpp
-  write_file_atomically((fs::path(f.results) / "runs.json").string(), doc.dump(1) + "\n", "--results");
+  write_file_atomically((fs::path(f.results) / "runs.json").string(), json_text(doc, 1) + "\n", "--results");
 }
 
 // Measures everything; returns the results document (also written to FLAGS.results/runs.json).
