@@ -40,6 +40,7 @@ struct RunFlags {
   nlohmann::json degraded;        // set by prepare() when nodes are lost: the report printed with the results
   std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg per strategy
   std::string predict;   // calibrated topology file: simulate each executed plan on it
+  std::optional<CalibratedCluster> calibrated;  // set by prepare() from `predict`
 };
 
 std::string fmt_ms(double s) {
@@ -223,7 +224,11 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
     check_timeline_outputs(f.timeline, labels);
   }
   if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
-  return resolve(f.w);
+  ResolvedWorkload r = resolve(f.w);
+  // The calibrated cluster is read here, on every rank alike, so a file that does not fit the run
+  // is refused as the other inputs are: one message, exit 2, no MPI_Abort banner.
+  if (!f.predict.empty()) f.calibrated = calibrated_topology_for_run(f.predict, r.topo, f.opt.exec.nic_bytes_per_s);
+  return r;
 }
 
 // Returns the exit status: 0, or 3 when an output is off the reference by more than the tolerance.
@@ -234,9 +239,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   const auto names = strategy_list(f.strategies, "--strategy");
   if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
   const int gpn = r.topo.gpus_per_node;
-  // The calibrated cluster, read before anything runs so a bad file fails fast on every rank.
-  const std::optional<CalibratedCluster> calibrated =
-      f.predict.empty() ? std::nullopt : std::optional(calibrated_topology_for_run(f.predict, r.topo, f.opt.exec.nic_bytes_per_s));
+  const std::optional<CalibratedCluster>& calibrated = f.calibrated;
 
   nlohmann::json doc;
   std::ostringstream desc;

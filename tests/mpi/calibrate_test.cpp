@@ -209,6 +209,12 @@ TEST_F(Calibrated, PredictRefusesAnotherPacingOrNodeShape) {
                                                  " --size-mb 0.02 --strategy a2av --predict " + file_, 60);
   EXPECT_EQ(shape.status, 2);
   EXPECT_NE(shape.err.find("calibrated for 1 GPUs per node, the run has 2"), std::string::npos) << shape.err;
+  // Said once, as the other inputs are, without MPI_Abort's banner (it was read inside the run).
+  for (const auto* r : {&pace, &shape}) {
+    EXPECT_EQ(testing::count_of(r->err, "--predict: "), 1u) << r->err;
+    EXPECT_EQ(r->err.find("MPI_ABORT"), std::string::npos) << r->err;
+    EXPECT_EQ(r->err.find("(rank "), std::string::npos) << r->err;
+  }
 }
 
 TEST(Calibrate, BadArgumentsEndEveryRankWithTheFlag) {
