@@ -80,6 +80,11 @@ model is there to try: `--link-sharing pair` (commit 98e2259) keeps one transfer
 it moved fast -0.2%, comet -5.8%, epic +0.15%, zepp +0.09%; docs/reproduction.md's link-sharing
 sensitivity gives its effect on every strategy over all 36 Figure 9 configurations. 128 dgx-h100 nodes (1,024 GPUs) at
 1 MiB, zepp alone, did not finish in 15 min (fair) nor in 25 min (pair) on this machine, sharing its 2 cores with builds.
+Under `--link-sharing serial` (one transfer at a time per NIC and NVLink pair; 6 Dec 2026 05:31 UTC, commit dbc68f5,
+load 2.5 with another job) it ran in 77 s wall, 55.3 s CPU and 1.21 GB: zepp 6,940.4 us, of which 2,380.6 us metadata
+exchange and 2,865.8 us planning charged (the 1,024 GPUs' counts are 384 x 1,024 cells on every rank). The issue's
+32-node 64 MiB command under serial: 10.3 s wall, 10.4 s CPU, 0.92 GB, but serial is not the default model and moves
+the latencies far (zepp 50,699 us against 30,256.6 under fair; a2av 444,759 us), so it does not meet the target.
 
 The issue's target command again (6 Dec 2026 02:58-03:07 UTC, commit 3eaa01a, load 3.4-5.5 on
 2 cores shared with builds): `zepp simulate --model kimi-k2 --nodes 32 --gpus-per-node 4
