@@ -12,6 +12,7 @@ struct FlagRange {
   double lo, hi;
   bool lo_open, hi_open;  // (lo, ...] or [..., hi)
   const char* unit;       // " us", " GB/s", ... as the flag takes the value; "" for a ratio
+  double nonzero_lo = 0;  // > 0: a value other than lo (0) must be at least this
 };
 
 // The range of `flag` ("--nic-latency-us"), or nullptr for a flag the table does not list.
@@ -20,7 +21,8 @@ const FlagRange* flag_range(const std::string& flag);
 // Whether `value` is finite and, when `range` is not null, inside it.
 bool in_flag_range(double value, const FlagRange* range);
 
-// "expected a number in [LO, HI] UNIT" (with %g numbers), or "expected a finite number" for null.
+// "expected a number in [LO, HI] UNIT" (with %g numbers; "expected 0 or a number in [NONZERO_LO,
+// HI] UNIT" with nonzero_lo), or "expected a finite number" for null.
 std::string expected_in(const FlagRange* range);
 
 // `x` as printf's %g writes it.

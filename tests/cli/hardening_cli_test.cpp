@@ -82,10 +82,14 @@ TEST(Hardening, ExpertCountsBeyondTheTimeBudgetAreRefusedWithTheEstimate) {
 
 // The sweep's reproductions; every float flag of every subcommand: float_flags_cli_test.cpp.
 TEST(Hardening, FloatFlagsMustBeFiniteAndInRange) {
-  for (const char* flag : {"--kernel-launch-us", "--nvlink-latency-us", "--nic-latency-us", "--nvlink-gbps", "--nic-gbps",
-                           "--peak-tflops", "--hbm-tbps"})
+  for (const char* flag : {"--kernel-launch-us", "--nvlink-gbps", "--nic-gbps", "--peak-tflops", "--hbm-tbps"})
     expect_refused(std::string("simulate --executor estimate ") + flag + " 1e308",
                    {std::string(flag) + ": expected a number in ", ", 1e+06]", "got 1e+308"});
+  // A link latency is 0 or at least the simulator's 1e-12 s precision: 1e-12 us crashed SimGrid.
+  for (const char* flag : {"--nvlink-latency-us", "--nic-latency-us"})
+    for (const auto& [value, said] : {std::pair{"1e308", "1e+308"}, std::pair{"1e-12", "1e-12"}})
+      expect_refused(std::string("simulate ") + flag + " " + value,
+                     {std::string(flag) + ": expected 0 or a number in [1e-06, 1e+06] us, got " + said});
   expect_refused("calibrate --model kimi-k2 --nic-gbps 1e308", {"--nic-gbps: expected a number in [1e-06, 1e+06] GB/s, got 1e+308"});
   expect_refused("place --load " + load_file() + " --max-moved-mb nan", {"--max-moved-mb: expected a number in [0, 1e+09] MB per layer, got nan"});
   // Numbers in lists typed as text: checked before MPI starts.

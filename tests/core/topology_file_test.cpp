@@ -138,8 +138,8 @@ TEST(TopologyFile, MalformedFilesNameLineAndField) {
 // has the range of the flag that overrides it (core/flag_ranges.hpp), named in the message.
 TEST(TopologyFile, FiguresOutsideTheirFlagsRangeNameFileFieldAndFlag) {
   EXPECT_HAS(error_of(replaced(kFull, "3 us", "1e5 s")),
-             "bad.yaml:11: nic.latency: expected a number in [0, 1e+06] us (the range of --nic-latency-us), got 1e+11 us");
-  EXPECT_HAS(error_of(replaced(kFull, "1.5 us", "2 s")), ":7: nvlink.latency: expected a number in [0, 1e+06] us (the range of --nvlink-latency-us), got 2e+06 us");
+             "bad.yaml:11: nic.latency: expected 0 or a number in [1e-06, 1e+06] us (the range of --nic-latency-us), got 1e+11 us");
+  EXPECT_HAS(error_of(replaced(kFull, "1.5 us", "2 s")), ":7: nvlink.latency: expected 0 or a number in [1e-06, 1e+06] us (the range of --nvlink-latency-us), got 2e+06 us");
   EXPECT_HAS(error_of(replaced(kFull, "400 Gb/s", "1e-30 GB/s")),
              ":10: nic.bandwidth: expected a number in [1e-06, 1e+06] GB/s (the range of --nic-gbps), got 1e-30 GB/s");
   EXPECT_HAS(error_of(replaced(kFull, "450 GB/s", "2e6 TB/s")), ":6: nvlink.bandwidth: expected a number in [1e-06, 1e+06] GB/s (the range of --nvlink-gbps), got 2e+09 GB/s");
@@ -154,6 +154,11 @@ TEST(TopologyFile, FiguresOutsideTheirFlagsRangeNameFileFieldAndFlag) {
   EXPECT_DOUBLE_EQ(t.nic_latency, 1.0);
   EXPECT_DOUBLE_EQ(t.compute.kernel_launch, 0.0);
   EXPECT_DOUBLE_EQ(t.nvlink_latency, 0.0);
+  // Between 0 and the simulator's 1e-12 s precision: 1e-30 s made SimGrid crash (signal 11).
+  EXPECT_HAS(error_of(replaced(kFull, "3 us", "1e-30 s")),
+             "bad.yaml:11: nic.latency: expected 0 or a number in [1e-06, 1e+06] us (the range of --nic-latency-us), got "
+             "1e-24 us");
+  EXPECT_DOUBLE_EQ(read_topology_file(dir.write("precision.yaml", replaced(kFull, "3 us", "0.001 ns")), 1).nic_latency, 1e-12);
 }
 
 TEST(TopologyFile, PresetOrFileOrClearError) {
