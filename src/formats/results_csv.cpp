@@ -52,11 +52,11 @@ std::string csv_header() {
 }
 
 std::string csv_line(const ResultRow& r) {
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.experiment, r.workload, r.model,
-                     r.trace, r.synthetic ? 1 : 0, r.layer, r.topology, r.nodes, r.gpus, r.size_mb, r.tokens_per_gpu,
-                     r.strategy, r.latency_us, r.speedup_vs_a2av, r.inter_node_bytes, r.nvlink_bytes, r.max_nic_bytes,
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.experiment),
+                     csv_field(r.workload), csv_field(r.model), csv_field(r.trace), r.synthetic ? 1 : 0, r.layer,
+                     csv_field(r.topology), r.nodes, r.gpus, r.size_mb, r.tokens_per_gpu, csv_field(r.strategy), r.latency_us, r.speedup_vs_a2av, r.inter_node_bytes, r.nvlink_bytes, r.max_nic_bytes,
                      r.imbalance, r.comm_hidden_fraction, r.max_compute_us, r.routing_wall_us, r.metadata_us,
-                     r.planning_us, r.planning);
+                     r.planning_us, csv_field(r.planning));
 }
 
 std::string config_key(const std::string& workload, const std::string& topology, int nodes, double size_mb) {

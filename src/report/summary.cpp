@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/topology_file.hpp"
+#include "trace/csv_rows.hpp"
 
 namespace zepp {
 namespace {
@@ -138,12 +139,12 @@ std::string summary_csv(const nlohmann::json& s) {
                     : fmt::format("{},{},{},{},{}", sw["accepted"].get<int>(), sw["triggered"].get<bool>() ? 1 : 0,
                                   sw["refused"].get<int>(), refusal_csv(sw), sw["horizon"].get<int>());
     out += fmt::format("{},{:.6g},{},{:.6g},{:.0f},{:.0f},{:.0f},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{},{}\n",
-                       r["name"].get<std::string>(), r["latency_us"].get<double>(), speedup,
+                       csv_field(r["name"].get<std::string>()), r["latency_us"].get<double>(), speedup,
                        r["imbalance"].get<double>(), r["inter_node_bytes"].get<double>(),
                        r["nvlink_bytes"].get<double>(), r["max_nic_bytes"].get<double>(),
                        r["comm_hidden_fraction"].get<double>(), r["routing_cost_us"].get<double>(), optimum_s, gap_s,
-                       w["model"].get<std::string>(), w["layer"].get<int>(), w["tokens_per_gpu"].get<long>(),
-                       c["topology"].get<std::string>(), c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
+                       csv_field(w["model"].get<std::string>()), w["layer"].get<int>(), w["tokens_per_gpu"].get<long>(),
+                       csv_field(c["topology"].get<std::string>()), c["nodes"].get<int>(), c["gpus_per_node"].get<int>(),
                        r["metadata_us"].get<double>(), r["planning_us"].get<double>(), c["planning"].get<std::string>(), swaps);
   }
   return out;

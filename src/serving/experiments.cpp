@@ -13,6 +13,7 @@
 #include "core/topology_file.hpp"
 #include "exec/sim.hpp"
 #include "serving/serve.hpp"
+#include "trace/csv_rows.hpp"
 
 namespace zepp {
 namespace {
@@ -95,8 +96,8 @@ std::string drift_csv(const std::vector<DriftResult>& rows) {
       "excess_removed,weight_nvlink_mb_per_it,weight_nic_mb_per_it,token_nic_mb_per_it,swaps,charged_planning_share,"
       "decision_wall_share,wrapped\n";
   for (const auto& r : rows)
-    s += fmt::format("{},{},{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{:.4f},{:.2f},{:.2f},{:.2f},{},{:.5f},{:.5f},{}\n", r.workload,
-                     r.scenario, r.dataset, r.system, r.iterations, r.total_latency_s * 1e3, r.speedup, r.mean_imbalance,
+    s += fmt::format("{},{},{},{},{},{:.6f},{:.4f},{:.4f},{:.4f},{:.4f},{:.2f},{:.2f},{:.2f},{},{:.5f},{:.5f},{}\n", csv_field(r.workload),
+                     csv_field(r.scenario), csv_field(r.dataset), csv_field(r.system), r.iterations, r.total_latency_s * 1e3, r.speedup, r.mean_imbalance,
                      r.mean_home_imbalance, r.excess_removed, r.weight_nvlink_mb, r.weight_nic_mb, r.token_nic_mb,
                      r.swaps, r.charged_planning_share, r.decision_wall_share, r.wrapped);
   return s;

@@ -80,3 +80,14 @@ void for_each_csv_row(const std::string& file, std::string_view text,
 }
 
 }  // namespace zepp::trace_detail
+
+namespace zepp {
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out(csv_write(nullptr, 0, text.data(), text.size()), '\0');
+  csv_write(out.data(), out.size(), text.data(), text.size());
+  return out;
+}
+
+}  // namespace zepp

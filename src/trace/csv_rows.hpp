@@ -15,3 +15,13 @@ void for_each_csv_row(const std::string& file, std::string_view text,
                       const std::function<void(int64_t line, std::span<const std::string> fields)>& on_row);
 
 }  // namespace zepp::trace_detail
+
+namespace zepp {
+
+// `text` as one field of a CSV record the program writes: as it is, or, when it holds a comma, a
+// quote or a line break (a topology name, a trace folder, a dataset named by a file), quoted by
+// libcsv's csv_write with inner quotes doubled (RFC 4180), so that for_each_csv_row reads it back
+// as one field.
+std::string csv_field(std::string_view text);
+
+}  // namespace zepp

@@ -22,6 +22,7 @@
 #include "experiments/published.hpp"
 #include "experiments/report.hpp"
 #include "formats/results_csv.hpp"
+#include "trace/csv_rows.hpp"
 
 namespace zepp::experiments {
 namespace {
@@ -329,6 +330,26 @@ std::vector<ResultRow> with_speedups(std::vector<ResultRow> rows) {
     for (const auto& a : rows)
       if (a.strategy == "a2av" && config_key(a) == config_key(r)) r.speedup_vs_a2av = a.latency_us / r.latency_us;
   return rows;
+}
+
+// A topology named in its file as `a,b"c` added a column to every row (found by a fresh-user
+// review); a name with a line break split the row. Such fields are quoted and read back whole.
+TEST(ResultsCsv, FieldsWithCommasQuotesAndLineBreaksReadBackWhole) {
+  ResultRow r = row("qwen3-235b", 4, 1, "zepp", 100);
+  r.topology = "a,b\"c";
+  r.trace = "t\nwo lines";
+  r.speedup_vs_a2av = 2;
+  const std::string line = csv_line(r);
+  EXPECT_NE(line.find(",\"a,b\"\"c\","), std::string::npos) << line;
+  testing::TempDir dir;
+  const std::string path = dir.write("quoted.csv", provenance_line() + csv_header() + line);
+  const auto back = read_results(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].topology, "a,b\"c");
+  EXPECT_EQ(back[0].trace, "t\nwo lines");
+  EXPECT_EQ(back[0].strategy, "zepp");
+  EXPECT_EQ(back[0].nodes, 4);
+  EXPECT_EQ(csv_field("zepp"), "zepp");  // plain fields stay as they were
 }
 
 TEST(Report, SpeedupOverFastestOtherStrategyAndGeometricMean) {
