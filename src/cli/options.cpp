@@ -49,7 +49,7 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str()->check(non_negative);
   cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")->capture_default_str();
   cmd->add_option("--zipf", workload.zipf, "Synthetic workload: popularity of the r-th expert ~ r^-zipf")->capture_default_str();
-  cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc or arc/Hebrew");
+  cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc (its every table) or arc/Hebrew; with --iterations and --drift only or rotating, the one dataset served, named whole");
   cmd->add_option("--max-memory", max_memory_mib,
                   "MiB this run may use; a larger estimate stops it before building (default: the machine's memory)");
   cmd->add_option("--max-minutes", max_minutes, "CPU minutes this run may take; a longer estimate stops it before building")

@@ -118,6 +118,10 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   // Each entry: its registered strategy with its options (a variant sets its switches) and label.
   const std::vector<StrategyRun> runs = strategy_runs(systems, opt, "--strategies");
   for (const StrategyRun& run : runs) check_strategy_fits(run.strategy, model, topo, run.opt);
+  // With drift none every dataset is served as one stream: a --dataset was ignored.
+  require(w.workload.dataset.empty() || s.drift != "none", "--dataset",
+          "with --iterations, picks the dataset --drift only or rotating serves; with --drift none every dataset is "
+          "served, so leave it out or add --drift only");
   require(w.history_path.empty() || s.drift == "none", "--history",
           "combines with --drift none only (the drift modes take each dataset's history from --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, {w.workload.layer});

@@ -137,7 +137,15 @@ DriftWorkload::DriftWorkload(const Trace& trace, const ModelShape& model, const 
     require(!opt.dataset.empty(), "dataset",
             "--drift only and rotating need one (--dataset), one of the trace's datasets: " + join(names_));
     const auto it = std::find(names_.begin(), names_.end(), opt.dataset);
-    require(it != names_.end(), "dataset", "'" + opt.dataset + "' is not a dataset of the trace (" + join(names_) + ")");
+    if (it == names_.end()) {  // a prefix such as "arc" picks tables in one layer, not here
+      std::vector<std::string> under;
+      for (const auto& n : names_)
+        if (n.starts_with(opt.dataset + "/")) under.push_back(n);
+      require(under.empty(), "dataset",
+              "--drift serves one dataset, named whole; '" + opt.dataset + "' names " + std::to_string(under.size()) +
+                  ": " + join(under));
+      require(false, "dataset", "'" + opt.dataset + "' is not a dataset of the trace (" + join(names_) + ")");
+    }
     target = int(it - names_.begin());
   }
   std::vector<const std::vector<double>*> rows;

@@ -103,6 +103,21 @@ TEST(ServeCli, BadArgumentsExitTwoNamingTheFlag) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("invalid argument: --dataset: 'law' is not a dataset of the trace (abstract_algebra, anatomy)"), std::string::npos)
       << r.err;
+  // With drift none every dataset is served: a --dataset was ignored (found by a fresh-user review).
+  r = run_zepp("simulate --iterations 2 --dataset anatomy" + kArgs);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("invalid argument: --dataset: with --iterations, picks the dataset --drift only or rotating "
+                       "serves; with --drift none every dataset is served"),
+            std::string::npos)
+      << r.err;
+  if (std::filesystem::exists(shared_dir() + "/data/traces/qwen3-30b-a3b-load")) {  // a prefix names two tables
+    r = run_zepp("simulate --iterations 2 --drift only --dataset arc --trace " + shared_dir() +
+                 "/data/traces/qwen3-30b-a3b-load --model qwen3-30b-a3b --nodes 2 --strategies zepp");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--dataset: --drift serves one dataset, named whole; 'arc' names 2: arc/English, arc/Hebrew"),
+              std::string::npos)
+        << r.err;
+  }
   r = run_zepp("simulate --iterations 2 --drift rotating" + kArgs);  // no --dataset
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("invalid argument: --dataset: --drift only and rotating need one (--dataset), one of the trace's datasets: "
