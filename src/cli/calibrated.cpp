@@ -24,6 +24,7 @@ std::string gbps(double bytes_per_s) {
 CalibratedCluster calibrated_topology_for_run(const std::string& file, const Topology& run, double pacing) {
   CalibratedCluster c{read_topology_file(file, run.nodes), read_measured_compute(file)};
   Topology& t = c.topo;
+  t.link_sharing = run.link_sharing;  // the run's --link-sharing: how the prediction shares links
   require(t.gpus_per_node == run.gpus_per_node, "--predict",
           file + " was calibrated for " + std::to_string(t.gpus_per_node) + " GPUs per node, the run has " +
               std::to_string(run.gpus_per_node) + " (zepp calibrate --gpus-per-node " + std::to_string(run.gpus_per_node) + ")");

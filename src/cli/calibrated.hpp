@@ -15,7 +15,7 @@ struct CalibratedCluster {
 };
 
 // Reads the calibrated topology `file` (docs/topology.md, "Calibrated files") for a run on
-// `run` (its nodes and GPUs per node) whose inter-node sends are paced to `pacing` bytes/s (0:
+// `run` (its nodes, GPUs per node and link sharing, which the result keeps) whose inter-node sends are paced to `pacing` bytes/s (0:
 // unpaced). The file's NIC is the one measured under the same pacing: a paced file serves paced
 // runs at its rate, and unpaced runs through the unpaced figures it records. Throws
 // ArgumentError("--predict: ...") when the file was calibrated for another GPUs-per-node or

@@ -34,7 +34,7 @@ struct RunFlags {
   std::string format = "table";
   mpi::SessionOptions opt;
   double tolerance = 1e-4;
-  bool nodes_given = false, swap_horizon_given = false;
+  bool nodes_given = false, swap_horizon_given = false, layer_given = false, link_sharing_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
   std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
   nlohmann::json degraded;        // set by prepare() when nodes are lost: the report printed with the results
@@ -158,6 +158,11 @@ void check_flags(const RunFlags& f) {
             "only acts with zepp+swaps in --strategy; leave it out or add that");
   }
   require(std::isfinite(f.tolerance), "--tolerance", "expected a finite positive number");
+  // Accepted and ignored before (zepp simulate refuses the first as well).
+  require(!f.layer_given || f.layers.empty(), "--layer",
+          "only acts with one layer (--layers picks the layers itself); leave it out or add that");
+  require(!f.link_sharing_given || !f.predict.empty(), "--link-sharing",
+          "only acts with --predict (the sim executor's link model for the prediction); leave it out or add that");
   // The file is read only after every rank has resolved the workload, where a directory read as
   // an empty YAML file and a missing file as "cannot open the topology file", once per rank.
   if (!f.predict.empty()) {
@@ -351,6 +356,8 @@ void add_run(CLI::App& app) {
   cmd->callback([f, cmd] {
     f->nodes_given = cmd->count("--nodes") > 0;
     f->swap_horizon_given = cmd->count("--swap-horizon") > 0;
+    f->layer_given = cmd->count("--layer") > 0;
+    f->link_sharing_given = cmd->count("--link-sharing") > 0;
     // Flag errors too go through the one-reporter path (prepare): a rank that exits on its own
     // before MPI_Init can make mpirun kill rank 0 before it has printed the message.
     auto r = std::make_shared<ResolvedWorkload>();

@@ -105,6 +105,9 @@ TEST(Hardening, NegativeSeedsAndCountsNameTheirFlag) {
 // Flags that act only in another mode were accepted and ignored.
 TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
+  // zepp run took these and did nothing with them (found by a fresh-user review).
+  expect_refused("run --layers all --layer 3", {"--layer: only acts with one layer (--layers picks the layers itself)"});
+  expect_refused("run --link-sharing serial", {"--link-sharing: only acts with --predict"});
   expect_refused("simulate --drift-groups 0", {"--drift-groups: only acts with --iterations N"});
   expect_refused("simulate --iterations 0", {"--iterations: expected a number of batches >= 1 (leave it out for one layer), got 0"});
   const std::string serve = "simulate --iterations 2 --trace x --model kimi-k2 ";
