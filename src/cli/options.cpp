@@ -52,7 +52,7 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc (its every table) or arc/Hebrew; with --iterations and --drift only or rotating, the one dataset served, named whole");
   cmd->add_option("--max-memory", max_memory_mib,
                   "MiB this run may use; a larger estimate stops it before building (default: the machine's memory)");
-  cmd->add_option("--max-minutes", max_minutes, "CPU minutes this run may take; a longer estimate stops it before building")
+  cmd->add_option("--max-minutes", max_minutes, "CPU minutes this run may take (zepp run: also the wait of its --nic-gbps paced sends); a longer estimate stops it before building")
       ->capture_default_str();
 }
 

@@ -11,6 +11,8 @@
 #include <optional>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "cli/calibrated.hpp"
 #include "cli/commands.hpp"
 #include "cli/degraded.hpp"
@@ -24,6 +26,7 @@
 #include "formats/json_text.hpp"
 #include "mpi/session.hpp"
 #include "pipeline/swap_line.hpp"
+#include "workload/size.hpp"
 
 namespace zepp::cli {
 namespace {
@@ -184,6 +187,19 @@ void check_flags(const RunFlags& f) {
     sized.runs_per_strategy = f.opt.repeat;
     if (!f.nodes_given) sized.nodes = 1;
     check_cost(sized, sized.model_shape(), sized.cluster());
+    // Paced sends wait, they take no CPU: the estimate above missed them, and --nic-gbps 1e-6 ran
+    // for minutes without a word. A bound: every (token, expert) row crosses a node in dispatch
+    // and again in combine, fp32, for every strategy and repeat.
+    if (f.w.nic_gbps) {
+      const ModelShape m = sized.model_shape();
+      const double rows = std::min(tokens_per_gpu(m, f.w.workload.size_mb), 1e15) * m.top_k;
+      const double paced_s = 2 * rows * m.hidden * 4.0 / (*f.w.nic_gbps * 1e9) * sized.strategies * f.opt.repeat;
+      require(paced_s <= f.w.max_minutes * 60, "--nic-gbps",
+              fmt::format("at {:g} GB/s a rank's inter-node rows (fp32, dispatch and combine, every strategy and "
+                          "repeat) may take up to {:.3g} s, more than --max-minutes allows ({:g} s); raise the rate "
+                          "or --max-minutes, or use a smaller --size-mb",
+                          *f.w.nic_gbps, paced_s, f.w.max_minutes * 60));
+    }
   }
   f.w.model_shape();
   WorkloadFlags probe = f.w;

@@ -75,6 +75,11 @@ TEST(Hardening, ExpertCountsBeyondTheTimeBudgetAreRefusedWithTheEstimate) {
   for (const char* args : {"simulate --experts 10000000", "simulate --experts 10000000 --executor estimate",
                            "simulate --experts 1000000", "run --experts 10000000"})
     expect_refused(args, {"--max-minutes: this run needs about", " s (", "more than the 3.6 k s allowed", "--experts"});
+  // Paced sends take wall time, not CPU: --nic-gbps 1e-6 ran for minutes without a word. 8,192
+  // tokens x top-6 x 64 fp32 x 2 phases x 2 strategies at 1 kB/s: 50,331.6 s.
+  expect_refused("run --model deepseek-v2-lite --hidden 64 --ffn 64 --size-mb 1 --nic-gbps 1e-6 --strategy a2av,zepp",
+                 {"--nic-gbps: at 1e-06 GB/s a rank's inter-node rows", "may take up to 5.03e+04 s, more than "
+                  "--max-minutes allows (3600 s)"});
   // The budget is a flag: a smaller one refuses a smaller run, naming it.
   expect_refused("simulate --experts 3000 --max-minutes 0.001", {"--max-minutes: this run needs about"});
   expect_refused("simulate --max-minutes nan", {"--max-minutes"});
