@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -92,6 +93,19 @@ void check_unique_keys(const YAML::Node& node, const std::string& path) {
       check_unique_keys(kv.second, path);
     }
   }
+}
+
+YAML::Node load_one_yaml_document(const std::string& text, const std::string& path, const std::string& what) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected " + what + " (" + e.msg + ")");
+  }
+  if (docs.size() > 1)
+    throw InputError(path + ":" + std::to_string(docs[1].Mark().line + 1) + ": expected one YAML document, got " +
+                     std::to_string(docs.size()) + " (the second starts here)");
+  return docs.empty() ? YAML::Node() : docs.front();
 }
 
 }  // namespace zepp

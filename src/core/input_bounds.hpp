@@ -63,4 +63,10 @@ void check_line_length(std::string_view text, const std::string& path);
 // readers and YAML 1.2 say a key is unique). Recursive: call after check_nesting.
 void check_unique_keys(const YAML::Node& node, const std::string& path);
 
+// The one YAML document of `text` (a null node for an empty file). Throws InputError
+// "PATH:LINE: expected WHAT (yaml-cpp's message)" for malformed YAML, and "PATH:LINE: expected one
+// YAML document, got N (the second starts here)" for a stream of several, whose later documents
+// YAML::Load dropped silently. Call after check_nesting.
+YAML::Node load_one_yaml_document(const std::string& text, const std::string& path, const std::string& what);
+
 }  // namespace zepp

@@ -205,12 +205,7 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
   const std::string text = read_text(path);
   // yaml-cpp parses nested flow collections recursively: bound the depth before it parses.
   check_nesting(text, path, true);
-  YAML::Node parsed;
-  try {
-    parsed = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected YAML or JSON (" + e.msg + ")");
-  }
+  const YAML::Node parsed = load_one_yaml_document(text, path, "YAML or JSON");
   check_unique_keys(parsed, path);
   const YAML::Node& doc = parsed;  // const: lookups never add keys
   const FileReader r(path);

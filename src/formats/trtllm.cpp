@@ -33,14 +33,9 @@ int integer(const YAML::Node& node, int lo, int hi, const std::string& path, con
 }  // namespace
 
 ExpertMap read_trtllm_config(const std::string& path) {
-  YAML::Node doc;
-  try {
-    const std::string text = formats_detail::read_text(path);
-    check_nesting(text, path, true);
-    doc = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": expected valid YAML (" + e.msg + ")");
-  }
+  const std::string text = formats_detail::read_text(path);
+  check_nesting(text, path, true);
+  const YAML::Node doc = load_one_yaml_document(text, path, "valid YAML");
   if (!doc.IsMap()) throw InputError(path + ": expected a YAML mapping with num_slots and initial_global_assignments");
   // yaml-cpp keeps a duplicated key (doc[key] finds the first) and reads a truncated last line
   // ("layer_upd") as a key without a value: both are errors here, as is a key TensorRT-LLM's

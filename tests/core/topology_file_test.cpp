@@ -130,6 +130,8 @@ TEST(TopologyFile, MalformedFilesNameLineAndField) {
   EXPECT_HAS(error_of("a100\n"), "bad.yaml:1: expected a mapping of base, name, gpus_per_node, nvlink, nic, compute, "
                                   "calibration at the top level, got 'a100'");
   EXPECT_HAS(error_of("[1, 2"), "expected YAML or JSON");
+  // Only the first of several documents was read, silently (found by a fresh-user review).
+  EXPECT_HAS(error_of("base: dgx-h100\n---\nbase: a100\n"), "bad.yaml:3: expected one YAML document, got 2 (the second starts here)");
   EXPECT_HAS(error_of("{\"gpus_per_node\": 8, \"nvlink\": {\"bandwidth\": \"1 TB/s\"}}"), "nic: missing");
   EXPECT_HAS(error_of(replaced(kFull, "  model: switch\n", "")), "nvlink.model: missing");
 }

@@ -212,6 +212,10 @@ TEST(TrtllmConfig, MalformedFilesNameFileLineAndField) {
   p = write_file("lbbad5.yaml", "num_slots: 3\ninitial_global_assignments: [1, 2\n");
   msg = input_error([&] { read_trtllm_config(p); });
   EXPECT_NE(msg.find("expected valid YAML"), std::string::npos) << msg;
+  // A second document was dropped silently (YAML::Load reads the first).
+  p = write_file("lbbad7.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\n---\nnum_slots: 4\n");
+  msg = input_error([&] { read_trtllm_config(p); });
+  EXPECT_NE(msg.find(p + ":5: expected one YAML document, got 2 (the second starts here)"), std::string::npos) << msg;
   p = write_file("lbbad6.yaml", "num_slots: 3\ninitial_global_assignments:\n  1: [0, 1, 2]\n  2: [0, 1, 1]\n");
   msg = input_error([&] { read_trtllm_config(p); });
   EXPECT_NE(msg.find("row 1 (layer 2): expert 2 has no slot"), std::string::npos) << msg;
