@@ -18,6 +18,7 @@
 #include "core/excerpt.hpp"
 #include "core/flag_ranges.hpp"
 #include "core/input_bounds.hpp"
+#include "core/output_file.hpp"
 #include "core/presets.hpp"
 
 namespace zepp {
@@ -50,6 +51,8 @@ double parse_quantity(const std::string& text, const std::string& where, const U
   double v = 0;
   auto [rest, ec] = std::from_chars(b, e, v);
   const std::string got = "got '" + excerpt(text) + "'";
+  if (ec == std::errc::result_out_of_range)  // "1e999 Gb/s": a number, but beyond a double
+    throw InputError(where + "expected a number a double holds (at most about 1.8e308), " + got);
   if (ec != std::errc() || rest == b)
     throw InputError(where + "expected a number with a unit, like '" + example + "', " + got);
   while (rest < e && *rest == ' ') ++rest;
@@ -311,9 +314,11 @@ Topology cluster_topology(const std::string& preset_or_file, int nodes, const st
   if (std::filesystem::is_directory(preset_or_file, ec))
     throw ArgumentError(arg + ": '" + preset_or_file + "' is a directory; expected a preset (" + names +
                         ") or a YAML or JSON topology file (docs/topology.md)");
-  if (!std::filesystem::is_regular_file(preset_or_file, ec))
+  if (!std::filesystem::is_regular_file(preset_or_file, ec))  // say what is there: a typo or the wrong path
     throw ArgumentError(arg + ": '" + preset_or_file + "' is neither a preset (" + names +
-                        ") nor a topology file (docs/topology.md)");
+                        ") nor a topology file (docs/topology.md): " +
+                        (std::filesystem::exists(preset_or_file, ec) ? not_regular_kind(preset_or_file) + ", not a regular file"
+                                                                     : std::string("no file at that path")));
   return read_topology_file(preset_or_file, nodes);
 }
 

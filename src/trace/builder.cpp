@@ -5,6 +5,7 @@
 #include <iterator>
 #include <limits>
 
+#include "core/flag_ranges.hpp"
 #include "core/gate.hpp"
 
 namespace zepp::trace_detail {
@@ -43,11 +44,11 @@ void TraceBuilder::add_token(int layer, std::span<const int64_t> ids, std::span<
     // their sum at most 1 up to the rounding of the source's float32 values.
     double sum = 0;
     for (double w : gate_weights) {
-      if (!std::isfinite(w) || w < 0 || w > 1) fail(at, "expected a gate weight in [0, 1], got " + std::to_string(w));
+      if (!std::isfinite(w) || w < 0 || w > 1) fail(at, "expected a gate weight in [0, 1], got " + g_format(w));
       sum += w;
     }
     if (sum > 1 + kGateSumTolerance)
-      fail(at, "expected the token's gate weights to sum to at most 1, got " + std::to_string(sum));
+      fail(at, "expected the token's gate weights to sum to at most 1, got " + g_format(sum));
   }
   LayerTrace& lt = layer_at(layer, at);
   if (lt.num_tokens() == 0) {

@@ -264,6 +264,13 @@ TEST(Hardening, ModelAndTopologyRefusalsNameTheFlagInEveryCommand) {
   expect_refused("experiment fig12 --topology " + dir + out, {"zepp: invalid argument: --topology: '" + dir + is_dir, file});
   expect_refused("experiment fig9 --topologies a100," + dir + " --plots " + dir,
                  {"zepp: invalid argument: --topologies: '" + dir + is_dir, file});
+  // A missing file or a device said only "neither a preset nor a topology file" (fresh-user review).
+  expect_refused("simulate --topology /nonexistent/t.yaml", {"--topology: '/nonexistent/t.yaml' " + presets,
+                                                             "(docs/topology.md): no file at that path"});
+  expect_refused("simulate --topology /dev/null",
+                 {"--topology: '/dev/null' " + presets, "(docs/topology.md): a character device, not a regular file"});
+  expect_refused("simulate --trace /dev/null --model deepseek-v2-lite",
+                 {"/dev/null: expected a trace file or a folder of trace files, got a character device"});
 }
 
 // Figure 12's and the replays' flags said "period: must be >= 1" or "strategies: unknown strategy",

@@ -130,6 +130,9 @@ TEST(TopologyFile, MalformedFilesNameLineAndField) {
   EXPECT_HAS(error_of("a100\n"), "bad.yaml:1: expected a mapping of base, name, gpus_per_node, nvlink, nic, compute, "
                                   "calibration at the top level, got 'a100'");
   EXPECT_HAS(error_of("[1, 2"), "expected YAML or JSON");
+  // "expected a number with a unit" for a number with a unit beyond a double.
+  EXPECT_HAS(error_of(replaced(kFull, "400 Gb/s", "1e999 Gb/s")),
+             "bad.yaml:10: nic.bandwidth: expected a number a double holds (at most about 1.8e308), got '1e999 Gb/s'");
   // Only the first of several documents was read, silently (found by a fresh-user review).
   EXPECT_HAS(error_of("base: dgx-h100\n---\nbase: a100\n"), "bad.yaml:3: expected one YAML document, got 2 (the second starts here)");
   EXPECT_HAS(error_of("{\"gpus_per_node\": 8, \"nvlink\": {\"bandwidth\": \"1 TB/s\"}}"), "nic: missing");

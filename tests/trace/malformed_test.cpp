@@ -79,7 +79,7 @@ std::vector<Case> cases() {
       {"jsonl gate above 1", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[1.5,0.1],"token_idx":0})",
        "m.jsonl:1: expected a gate weight in [0, 1], got 1.5"},
       {"jsonl gate 1e20", "m.jsonl", kRecord + "\n" + R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[1e20,0],"token_idx":1})",
-       "m.jsonl:2: expected a gate weight in [0, 1], got 100000000000000000000"},
+       "m.jsonl:2: expected a gate weight in [0, 1], got 1e+20"},
       {"jsonl gates sum past 1", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[0.7,0.4],"token_idx":0})",
        "m.jsonl:1: expected the token's gate weights to sum to at most 1, got 1.1"},
       {"jsonl gate count", "m.jsonl", R"({"problem_id":0,"layer":0,"experts":[1,2],"gating_probs":[1.0],"token_idx":0})",
