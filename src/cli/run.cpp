@@ -140,13 +140,27 @@ std::string table(const nlohmann::json& doc) {
   return out;
 }
 
+// Strategies the MPI executor runs: iser-moe's and zepp+hot's in-switch multicast and
+// shared-expert tasks have no MPI execution.
+bool has_mpi_execution(const std::string& name) { return name != "iser-moe" && name.rfind("zepp+hot", 0) != 0; }
+
 // The checks that need no rank count, before any rank resolves the workload.
 void check_flags(const RunFlags& f) {
   require(f.tolerance > 0, "--tolerance", "must be positive");
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
+  try {
+    strategy_list(f.strategies, "--strategy");
+  } catch (const ArgumentError& e) {  // an unknown name: list what runs here, not the sim-only ones
+    const std::string m = e.what();
+    if (m.find("unknown strategy") == std::string::npos) throw;
+    std::string names;
+    for (const auto& n : strategy_names())
+      if (has_mpi_execution(n)) names += (names.empty() ? "" : ", ") + n;
+    throw ArgumentError(m.substr(0, m.find(", expected one of ")) + ", expected one of " + names);
+  }
   // The MPI executor refused these only after every rank had planned ("plan: task N: ...").
   for (const auto& name : strategy_list(f.strategies, "--strategy"))
-    require(name != "iser-moe" && name.rfind("zepp+hot", 0) != 0, "--strategy",
+    require(has_mpi_execution(name), "--strategy",
             name + " runs on the sim executor only (zepp simulate --strategies " + name +
                 "): its in-switch multicast and shared-expert tasks have no MPI execution");
   require(f.opt.repeat >= 1, "--repeat", "must be >= 1");
@@ -341,6 +355,11 @@ void add_run(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Execute one MoE layer for real under MPI (mpirun -np <GPUs> zepp run ...): "
                                             "fp32 rows, SwiGLU experts, outputs checked against a dense reference");
   f->w.add_to(cmd);
+  // The ranks set the nodes here: the shared help's "=4" was no default of this command.
+  cmd->get_option("--nodes")
+      ->description("Number of nodes N: ranks / --gpus-per-node (plus the --failed-nodes) when left out; given, it "
+                    "must equal that")
+      ->default_str("");
   cmd->add_option("--strategy,--strategies", f->strategies, "Comma-separated strategies run one after another: a2av, eplb, zepp, ...")
       ->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table or json")->capture_default_str();

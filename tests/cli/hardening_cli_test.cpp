@@ -113,6 +113,12 @@ TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   // zepp run took these and did nothing with them (found by a fresh-user review).
   expect_refused("run --layers all --layer 3", {"--layer: only acts with one layer (--layers picks the layers itself)"});
   expect_refused("run --link-sharing serial", {"--link-sharing: only acts with --predict"});
+  // run's unknown-strategy message listed iser-moe and zepp+hot, which it then refuses as sim-only.
+  const ProgramResult r = run_zepp("run --strategy nosuch");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--strategy: unknown strategy 'nosuch', expected one of a2av, eplb, "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("iser-moe"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("zepp+hot"), std::string::npos) << r.err;
   expect_refused("simulate --drift-groups 0", {"--drift-groups: only acts with --iterations N"});
   expect_refused("simulate --iterations 0", {"--iterations: expected a number of batches >= 1 (leave it out for one layer), got 0"});
   const std::string serve = "simulate --iterations 2 --trace x --model kimi-k2 ";
