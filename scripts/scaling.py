@@ -85,9 +85,9 @@ load 2.5 with another job) it ran in 77 s wall, 55.3 s CPU and 1.21 GB: zepp 6,9
 exchange and 2,865.8 us planning charged (the 1,024 GPUs' counts are 384 x 1,024 cells on every rank). The issue's
 32-node 64 MiB command under serial: 10.3 s wall, 10.4 s CPU, 0.92 GB, but serial is not the default model and moves
 the latencies far (zepp 50,699 us against 30,256.6 under fair; a2av 444,759 us), so it does not meet the target.
-So does the issue's 128 x 4 at 16 MiB under serial (`--strategies eplb,zepp`: a2av cannot place 384 experts on 512
-GPUs; 06:01 UTC, commit a790308, load 1): 61 s wall, 2.38 GB, zepp 25,333.2 us (eplb 124,546.3), of which 2,380.6 us
-metadata exchange and 3,933.1 us planning charged.
+The issue's 128 x 4 at 16 MiB, under serial with the same caveat (`--strategies eplb,zepp`: a2av cannot place 384
+experts on 512 GPUs; 06:01 UTC, commit a790308, load 1): 61 s wall, 59.6 s CPU, 2.38 GB; zepp 25,333.2 us (eplb
+124,546.3), of which 2,380.6 us metadata exchange and 3,933.1 us planning charged.
 
 The issue's target command again (6 Dec 2026 02:58-03:07 UTC, commit 3eaa01a, load 3.4-5.5 on
 2 cores shared with builds): `zepp simulate --model kimi-k2 --nodes 32 --gpus-per-node 4
