@@ -147,9 +147,9 @@ EplbResult place_layers(const std::string& policy, const LoadProblem& p) {
 // --previous in its format. A file in another format than the default eplb-json (the SGLang file
 // `zepp place --output-format sglang` wrote, found by a fresh-user check) read "expected a field
 // \"phy2log\"" and no more: when another format reads it, the message names that flag value.
-ExpertMap read_previous(const PlaceFlags& f) {
+ExpertMap read_previous(const PlaceFlags& f, int num_experts) {
   try {
-    return read_expert_map(f.previous_path, f.previous_format);
+    return read_expert_map(f.previous_path, f.previous_format, num_experts);  // ids beyond the loads' named
   } catch (const InputError& e) {
     if (f.previous_format_given) throw;
     for (const char* other : {"sglang", "trtllm"}) {
@@ -347,7 +347,7 @@ void run(const PlaceFlags& f) {
   std::vector<int> previous_ids;  // the layer ids of --previous (SGLang, TRT-LLM files name them)
   try {
     if (rebalancing) {
-      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_previous(f);
+      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_previous(f, int(p.weight[0].size()));
       if (f.previous_format != "eplb-json") previous_ids = previous.layer_ids;
       const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model, "--model").expert_weight_bytes();
       reb = rebalance_layers(f, p, f.previous_path.empty() ? nullptr : &previous, expert_bytes);

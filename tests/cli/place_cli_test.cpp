@@ -81,6 +81,37 @@ TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
   EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
 }
 
+// A placement file in `format` with `rows` (phy2log rows) for layers `ids` (sglang: rows 0..; the
+// ids are their indices).
+std::string placement_file(const std::string& name, const std::string& format, const json& rows,
+                           const std::vector<int>& ids, const std::string& extra = "") {
+  if (format == "trtllm") {
+    std::string yaml = "num_slots: " + std::to_string(rows[0].size()) + "\ninitial_global_assignments:\n";
+    for (size_t l = 0; l < rows.size(); ++l) yaml += "  " + std::to_string(ids[l]) + ": " + rows[l].dump() + "\n";
+    return write_file(name, yaml);
+  }
+  return write_file(name, "{\"" + std::string(format == "sglang" ? "physical_to_logical_map" : "phy2log") +
+                              "\": " + rows.dump() + extra + "}");
+}
+
+// Expert 13 in a --previous for 12-expert loads read "expert 12 has no slot, expected every expert
+// of [0, 14)" (E taken from the file): the id beyond the loads' experts is named, with its place.
+TEST(PlaceCli, PreviousExpertBeyondTheLoadsIsNamed) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const auto first = run_zepp("place --policy zepp --load " + kReadme);
+  ASSERT_EQ(first.status, 0) << first.err;
+  json rows = json::parse(first.out)["phy2log"];
+  rows[1][5] = 13;
+  for (const auto& [format, field] : {std::pair<std::string, std::string>{"sglang", "physical_to_logical_map"},
+                                      {"trtllm", "initial_global_assignments"}, {"eplb-json", "phy2log"}}) {
+    const std::string f = placement_file("place_expert13." + format, format, rows, {0, 1});
+    const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + f + " --previous-format " + format);
+    EXPECT_EQ(r.status, 2) << format;
+    EXPECT_EQ(r.err, "zepp: error: " + f + ": " + field + ": row 1 (layer 1) slot 5: expert 13 is beyond the 12 experts "
+                     "of the loads (ids 0..11)\n");
+  }
+}
+
 TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
   const std::string missing = write_file("place_missing.json",
       R"({"weight": [[1, 2]], "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
