@@ -81,6 +81,38 @@ TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
   EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
 }
 
+// A TensorRT-LLM --previous was matched to the load rows by its keys' file order: the same
+// placement with its layers listed 1, 0 "moved 17 slots" (0 in ascending order), and keys 0 and 5
+// were taken for the 2 rows and written back as layers 0 and 5. A load file's rows are layers
+// 0..L-1: rows match by layer id, and a layer the loads do not have is refused, naming it.
+TEST(PlaceCli, TrtllmPreviousRowsMatchTheLoadRowsByLayerId) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const std::string placed = (testing::process_dir() / "place_ids_placed.yaml").string();
+  const auto first = run_zepp("place --policy zepp --load " + kReadme + " --output-format trtllm --output " + placed);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const std::string yaml = testing::slurp(placed);
+  const size_t row0 = yaml.find("\n  0: ["), row1 = yaml.find("\n  1: ["), end = yaml.find('\n', row1 + 1);
+  ASSERT_TRUE(row0 != std::string::npos && row1 != std::string::npos && end != std::string::npos) << yaml;
+  const std::string swapped = write_file("place_ids_swapped.yaml", yaml.substr(0, row0) + yaml.substr(row1, end - row1) +
+                                                                        yaml.substr(row0, row1 - row0) + yaml.substr(end));
+  ASSERT_LT(testing::slurp(swapped).find("\n  1: ["), testing::slurp(swapped).find("\n  0: [")) << testing::slurp(swapped);
+  const std::string out = (testing::process_dir() / "place_ids_out.yaml").string();
+  for (const std::string& prev : {placed, swapped}) {
+    const std::string args = "place --policy zepp --load " + kReadme + " --previous " + prev + " --previous-format trtllm";
+    const auto r = run_zepp(args);
+    ASSERT_EQ(r.status, 0) << prev << "\n" << r.err;
+    for (const json& m : json::parse(r.out)["moves"]) EXPECT_EQ(m["slots"], 0) << prev;
+    EXPECT_NE(r.err.find("moved 0 slots over 2 layers"), std::string::npos) << prev << "\n" << r.err;
+    ASSERT_EQ(run_zepp(args + " --output-format trtllm --output " + out).status, 0);
+    EXPECT_EQ(testing::slurp(out), yaml) << prev;  // layers 0 and 1, as placed
+  }
+  const std::string five = write_file("place_ids_five.yaml", yaml.substr(0, row1) + "\n  5: [" + yaml.substr(row1 + 7));
+  const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + five + " --previous-format trtllm");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + five + " places layer 5, which the loads do not have: "
+                   "expected layers 0..1 (the rows of " + kReadme + ", in order)\n");
+}
+
 // A placement file in `format` with `rows` (phy2log rows) for layers `ids` (sglang: rows 0..; the
 // ids are their indices).
 std::string placement_file(const std::string& name, const std::string& format, const json& rows,
