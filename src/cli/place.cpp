@@ -235,7 +235,12 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
   // file may add SGLang's trivial row, slot p -> expert p mod E, for a layer without loads: the row
   // it and --output-format sglang give dense layers).
   std::vector<int> rows(p.weight.size(), -1);
-  if (previous && f.previous_format != "eplb-json") {
+  if (previous && f.previous_format == "eplb-json") {
+    require(previous->num_layers() == int(p.weight.size()), "--previous",
+            fmt::format("{} has {} layers (rows of phy2log), the loads {}: expected one row per layer of the loads, "
+                        "in their order", f.previous_path, previous->num_layers(), p.weight.size()));
+    std::iota(rows.begin(), rows.end(), 0);
+  } else if (previous) {
     const std::vector<int> ids = load_layer_ids(p);
     const std::string loads = p.layer_ids.empty() ? fmt::format("layers 0..{} (the rows of {}, in order)",
                                                                 ids.size() - 1, f.load_path)
@@ -262,10 +267,7 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
   std::vector<Placement> placed;
   for (size_t l = 0; l < p.weight.size(); ++l) {
     if (previous) {
-      const int row = f.previous_format == "eplb-json" ? int(l) : rows[l];
-      require(row < previous->num_layers(), "--previous",
-              f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
-                  std::to_string(p.weight.size()));
+      const int row = rows[l];
       // The count the user set: the load file's num_replicas, or --trace's cluster and --extra-slots.
       require(previous->num_slots == p.num_replicas || on_survivors, "--previous",
               f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected " +

@@ -126,6 +126,65 @@ std::string placement_file(const std::string& name, const std::string& format, c
                               "\": " + rows.dump() + extra + "}");
 }
 
+// Layers a --previous has beyond the loads were dropped without a word (3 rows for the 2-layer
+// example), where too few said "has 1 layers, the loads 2": a count that differs is refused both
+// ways (eplb-json), a layer the loads do not have is refused naming it (sglang, trtllm). SGLang's
+// trivial row (slot p -> expert p mod E), what it and --output-format sglang give dense layers, is
+// no placement and stays accepted.
+TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const auto first = run_zepp("place --policy zepp --load " + kReadme);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const json rows = json::parse(first.out)["phy2log"];
+  const json three = {rows[0], rows[1], rows[0]}, one = {rows[0]};
+  const std::string base = "place --policy zepp --load " + kReadme + " --previous ";
+  for (const auto& [rows_given, count] : {std::pair{three, 3}, std::pair{one, 1}}) {
+    const std::string f = placement_file("place_rows_" + std::to_string(count) + ".json", "eplb-json", rows_given, {});
+    const auto r = run_zepp(base + f);
+    EXPECT_EQ(r.status, 2) << count;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + f + " has " + std::to_string(count) +
+                         " layers (rows of phy2log), the loads 2: expected one row per layer of the loads, in their order\n");
+  }
+  for (const std::string format : {"sglang", "trtllm"}) {
+    const std::string f = placement_file("place_rows_3." + format, format, three, {0, 1, 2});
+    const auto r = run_zepp(base + f + " --previous-format " + format);
+    EXPECT_EQ(r.status, 2) << format;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + f + " places layer 2, which the loads do not have: "
+                     "expected layers 0..1 (the rows of " + kReadme + ", in order)\n");
+  }
+  json trivial = rows;
+  trivial.push_back(json::array());
+  for (int p = 0; p < 16; ++p) trivial[2].push_back(p % 12);
+  const std::string dense = placement_file("place_rows_trivial.json", "sglang", trivial, {});
+  const auto r = run_zepp(base + dense + " --previous-format sglang");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["phy2log"], rows);
+  EXPECT_NE(r.err.find("moved 0 slots over 2 layers"), std::string::npos) << r.err;
+
+  // A trace's layers 1 and 2: the SGLang file written for them has a trivial row 0 and is taken
+  // back; a TensorRT-LLM file naming layer 0 is not.
+  std::string log;
+  for (int layer : {1, 2})
+    for (int e = 0; e < 8; ++e)
+      log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(layer) + R"(,"experts":[)" +
+             std::to_string(e) + "," + std::to_string((e + layer) % 8) + R"(],"gating_probs":[0.6,0.4],"token_idx":)" +
+             std::to_string(e) + "}\n";
+  const std::string trace = write_file("place_rows_trace.jsonl", log);
+  const std::string placed = (testing::process_dir() / "place_rows_trace_sglang.json").string();
+  const std::string on_trace = "place --policy zepp --trace " + trace + " --model mixtral-8x7b --nodes 1 --gpus-per-node 2";
+  ASSERT_EQ(run_zepp(on_trace + " --output-format sglang --output " + placed).status, 0);
+  ASSERT_EQ(json::parse(testing::slurp(placed))["physical_to_logical_map"].size(), 3u);
+  const auto again = run_zepp(on_trace + " --previous " + placed + " --previous-format sglang");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("moved 0 slots over 2 layers"), std::string::npos) << again.err;
+  const json placed_rows = json::parse(testing::slurp(placed))["physical_to_logical_map"];
+  const std::string yaml = placement_file("place_rows_trace.yaml", "trtllm", placed_rows, {0, 1, 2});
+  const auto refused = run_zepp(on_trace + " --previous " + yaml + " --previous-format trtllm");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.err, "zepp: invalid argument: --previous: " + yaml + " places layer 0, which the loads do not "
+                         "have: expected the trace's layers 1,2\n");
+}
+
 // Expert 13 in a --previous for 12-expert loads read "expert 12 has no slot, expected every expert
 // of [0, 14)" (E taken from the file): the id beyond the loads' experts is named, with its place.
 TEST(PlaceCli, PreviousExpertBeyondTheLoadsIsNamed) {
