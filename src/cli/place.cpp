@@ -223,12 +223,18 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
     if (!std::binary_search(opt.failed_gpus.begin(), opt.failed_gpus.end(), g)) survivors.push_back(g);
   const int64_t survivor_slots = int64_t(survivors.size()) * S;
   const bool on_survivors = previous && previous->num_slots != p.num_replicas && previous->num_slots == survivor_slots;
-  if (on_survivors) {
+  // Its "ranks", when it has them, are the GPUs its phy2log is on: the survivors, or every GPU for
+  // a placement on all of them (a slot count that is neither is refused below, naming the counts).
+  if (on_survivors || (previous && previous->num_slots == p.num_replicas)) {
     const std::vector<int> ranks = previous_ranks(f);
-    require(ranks.empty() || ranks == survivors, "--previous",
-            f.previous_path + " was placed on GPUs " + fmt::format("{}", fmt::join(ranks, ",")) +
-                " (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes leave: " +
-                fmt::format("{}", fmt::join(survivors, ",")));
+    std::vector<int> all(size_t(topo.num_gpus()));
+    std::iota(all.begin(), all.end(), 0);
+    require(ranks.empty() || ranks == (on_survivors ? survivors : all), "--previous",
+            f.previous_path + " was placed on GPUs " + fmt::format("{}", fmt::join(ranks, ",")) + " (its \"ranks\"), " +
+                (on_survivors ? "not on the GPUs --failed-gpus/--failed-nodes leave: " +
+                                    fmt::format("{}", fmt::join(survivors, ","))
+                              : fmt::format("but its {} slots per layer are {} on each of the {} GPUs: expected ranks {}",
+                                            previous->num_slots, S, topo.num_gpus(), fmt::join(all, ","))));
   }
   // The --previous row of each load row: by position for eplb-json (its rows carry no layer ids),
   // by layer id for sglang and trtllm files, whose every layer must be one of the loads' (an SGLang

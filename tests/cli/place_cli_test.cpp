@@ -185,6 +185,26 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
                          "have: expected the trace's layers 1,2\n");
 }
 
+// An eplb-json --previous's "ranks" were read only for a placement on survivors: [0, 1, 2] beside
+// a phy2log on all 8 GPUs was taken. They are checked against the GPUs its slots fill.
+TEST(PlaceCli, PreviousRanksAreCheckedWithoutLostGpus) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const auto first = run_zepp("place --policy zepp --load " + kReadme);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const json rows = json::parse(first.out)["phy2log"];
+  const std::string bad = placement_file("place_ranks_bad.json", "eplb-json", rows, {}, ", \"ranks\": [0, 1, 2]");
+  for (const std::string lost : {"", " --failed-gpus 3"}) {
+    const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + bad + lost);
+    EXPECT_EQ(r.status, 2) << lost;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + bad + " was placed on GPUs 0,1,2 (its \"ranks\"), but its "
+                     "16 slots per layer are 2 on each of the 8 GPUs: expected ranks 0,1,2,3,4,5,6,7\n") << lost;
+  }
+  const std::string good = placement_file("place_ranks_good.json", "eplb-json", rows, {}, ", \"ranks\": [0, 1, 2, 3, 4, 5, 6, 7]");
+  const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + good);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("moved 0 slots over 2 layers"), std::string::npos) << r.err;
+}
+
 // Expert 13 in a --previous for 12-expert loads read "expert 12 has no slot, expected every expert
 // of [0, 14)" (E taken from the file): the id beyond the loads' experts is named, with its place.
 TEST(PlaceCli, PreviousExpertBeyondTheLoadsIsNamed) {
