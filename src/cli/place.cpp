@@ -60,6 +60,14 @@ struct LoadProblem {
   std::vector<int> layer_ids;  // source layer indices (trace input only)
 };
 
+// The layer id of each load row: the trace's, else 0..L-1 (a load file's rows in order, the ids
+// --output-format writes for them and an SGLang file's row index).
+std::vector<int> load_layer_ids(const LoadProblem& p) {
+  std::vector<int> ids = p.layer_ids;
+  for (size_t l = ids.size(); l < p.weight.size(); ++l) ids.push_back(int(l));
+  return ids;
+}
+
 LoadProblem read_load_file(const std::string& path) {
   EplbLoad load = read_eplb_load(path);  // src/formats/eplb_json.cpp
   LoadProblem p;
@@ -147,9 +155,9 @@ EplbResult place_layers(const std::string& policy, const LoadProblem& p) {
 // --previous in its format. A file in another format than the default eplb-json (the SGLang file
 // `zepp place --output-format sglang` wrote, found by a fresh-user check) read "expected a field
 // \"phy2log\"" and no more: when another format reads it, the message names that flag value.
-ExpertMap read_previous(const PlaceFlags& f) {
+ExpertMap read_previous(const PlaceFlags& f, int num_experts) {
   try {
-    return read_expert_map(f.previous_path, f.previous_format);
+    return read_expert_map(f.previous_path, f.previous_format, num_experts);  // ids beyond the loads' named
   } catch (const InputError& e) {
     if (f.previous_format_given) throw;
     for (const char* other : {"sglang", "trtllm"}) {
@@ -215,29 +223,57 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
     if (!std::binary_search(opt.failed_gpus.begin(), opt.failed_gpus.end(), g)) survivors.push_back(g);
   const int64_t survivor_slots = int64_t(survivors.size()) * S;
   const bool on_survivors = previous && previous->num_slots != p.num_replicas && previous->num_slots == survivor_slots;
-  if (on_survivors) {
+  // Its "ranks", when it has them, are the GPUs its phy2log is on: the survivors, or every GPU for
+  // a placement on all of them (a slot count that is neither is refused below, naming the counts).
+  if (on_survivors || (previous && previous->num_slots == p.num_replicas)) {
     const std::vector<int> ranks = previous_ranks(f);
-    require(ranks.empty() || ranks == survivors, "--previous",
-            f.previous_path + " was placed on GPUs " + fmt::format("{}", fmt::join(ranks, ",")) +
-                " (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes leave: " +
-                fmt::format("{}", fmt::join(survivors, ",")));
+    std::vector<int> all(size_t(topo.num_gpus()));
+    std::iota(all.begin(), all.end(), 0);
+    require(ranks.empty() || ranks == (on_survivors ? survivors : all), "--previous",
+            f.previous_path + " was placed on GPUs " + fmt::format("{}", fmt::join(ranks, ",")) + " (its \"ranks\"), " +
+                (on_survivors ? "not on the GPUs --failed-gpus/--failed-nodes leave: " +
+                                    fmt::format("{}", fmt::join(survivors, ","))
+                              : fmt::format("but its {} slots per layer are {} on each of the {} GPUs: expected ranks {}",
+                                            previous->num_slots, S, topo.num_gpus(), fmt::join(all, ","))));
+  }
+  // The --previous row of each load row: by position for eplb-json (its rows carry no layer ids),
+  // by layer id for sglang and trtllm files, whose every layer must be one of the loads' (an SGLang
+  // file may add SGLang's trivial row, slot p -> expert p mod E, for a layer without loads: the row
+  // it and --output-format sglang give dense layers).
+  std::vector<int> rows(p.weight.size(), -1);
+  if (previous && f.previous_format == "eplb-json") {
+    require(previous->num_layers() == int(p.weight.size()), "--previous",
+            fmt::format("{} has {} layers (rows of phy2log), the loads {}: expected one row per layer of the loads, "
+                        "in their order", f.previous_path, previous->num_layers(), p.weight.size()));
+    std::iota(rows.begin(), rows.end(), 0);
+  } else if (previous) {
+    const std::vector<int> ids = load_layer_ids(p);
+    const std::string loads = p.layer_ids.empty() ? fmt::format("layers 0..{} (the rows of {}, in order)",
+                                                                ids.size() - 1, f.load_path)
+                                                  : fmt::format("the trace's layers {}", fmt::join(ids, ","));
+    std::vector<int> unmatched;
+    for (int r = 0; r < previous->num_layers(); ++r) {
+      if (auto it = std::find(ids.begin(), ids.end(), previous->layer_ids[size_t(r)]); it != ids.end()) {
+        rows[size_t(it - ids.begin())] = r;
+        continue;
+      }
+      bool trivial = f.previous_format == "sglang";
+      for (int s = 0; trivial && s < previous->num_slots; ++s)
+        trivial = previous->phy2log[size_t(r) * previous->num_slots + s] == s % E;
+      if (!trivial) unmatched.push_back(previous->layer_ids[size_t(r)]);
+    }
+    require(unmatched.empty(), "--previous",
+            fmt::format("{} places layer{} {}, which the loads do not have: expected {}", f.previous_path,
+                        unmatched.size() > 1 ? "s" : "", fmt::join(unmatched, ","), loads));
+    for (size_t l = 0; l < rows.size(); ++l)
+      require(rows[l] >= 0, "--previous",
+              fmt::format("{} has no row for layer {} of the loads ({})", f.previous_path, ids[l], loads));
   }
   Rebalancing out;
   std::vector<Placement> placed;
   for (size_t l = 0; l < p.weight.size(); ++l) {
     if (previous) {
-      // Rows by position for eplb-json (its rows carry no layer ids); by model layer id for sglang
-      // and trtllm files when the loads come from a trace.
-      int row = int(l);
-      if (f.previous_format != "eplb-json" && !p.layer_ids.empty()) {
-        auto it = std::find(previous->layer_ids.begin(), previous->layer_ids.end(), p.layer_ids[l]);
-        require(it != previous->layer_ids.end(), "--previous",
-                f.previous_path + " has no row for layer " + std::to_string(p.layer_ids[l]) + " of the trace");
-        row = int(it - previous->layer_ids.begin());
-      }
-      require(row < previous->num_layers(), "--previous",
-              f.previous_path + " has " + std::to_string(previous->num_layers()) + " layers, the loads " +
-                  std::to_string(p.weight.size()));
+      const int row = rows[l];
       // The count the user set: the load file's num_replicas, or --trace's cluster and --extra-slots.
       require(previous->num_slots == p.num_replicas || on_survivors, "--previous",
               f.previous_path + " has " + std::to_string(previous->num_slots) + " slots per layer, expected " +
@@ -344,11 +380,9 @@ void run(const PlaceFlags& f) {
   if (!f.output_path.empty()) check_output_file(f.output_path, "--output");
   EplbResult r;
   Rebalancing reb;
-  std::vector<int> previous_ids;  // the layer ids of --previous (SGLang, TRT-LLM files name them)
   try {
     if (rebalancing) {
-      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_previous(f);
-      if (f.previous_format != "eplb-json") previous_ids = previous.layer_ids;
+      const ExpertMap previous = f.previous_path.empty() ? ExpertMap{} : read_previous(f, int(p.weight[0].size()));
       const double expert_bytes = f.model.empty() ? 0.0 : model_preset(f.model, "--model").expert_weight_bytes();
       reb = rebalance_layers(f, p, f.previous_path.empty() ? nullptr : &previous, expert_bytes);
       r = reb.maps;
@@ -362,11 +396,7 @@ void run(const PlaceFlags& f) {
   }
   if (!f.output_format.empty()) {
     ExpertMap map;
-    // Rows keep the layer ids they came with: the trace's, else --previous's (rows matched by
-    // position), else 0..L-1.
-    map.layer_ids = !p.layer_ids.empty() || int(previous_ids.size()) < r.layers ? p.layer_ids : previous_ids;
-    map.layer_ids.resize(std::min<size_t>(map.layer_ids.size(), size_t(r.layers)));
-    for (int l = int(map.layer_ids.size()); l < r.layers; ++l) map.layer_ids.push_back(l);
+    map.layer_ids = load_layer_ids(p);  // the trace's, else 0..L-1 (--previous rows match these)
     map.num_slots = r.replicas;
     map.phy2log.assign(r.phy2log.begin(), r.phy2log.end());
     map.phyrank.assign(map.phy2log.size(), 0);  // log2phy's replica order, as printed below
@@ -436,7 +466,7 @@ void add_place(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--load", f->load_path,
                   "JSON load file {\"weight\": [[...] per layer], \"num_replicas\", \"num_groups\", \"num_nodes\", "
-                  "\"num_gpus\"} (EPLB README form); zepp uses num_replicas / num_gpus slots per GPU");
+                  "\"num_gpus\"} (EPLB README form), rows are layers 0..L-1; zepp uses num_replicas / num_gpus slots per GPU");
   cmd->add_option("--trace", f->trace_path, "Trace file or folder: loads counted per layer (instead of --load)");
   cmd->add_option("--history", f->history_path,
                   "Place from this trace instead; --trace then evaluates the placement (\"evaluation\": per-layer "
@@ -456,8 +486,10 @@ void add_place(CLI::App& app) {
   cmd->add_option("--output", f->output_path, "File written with --output-format");
   cmd->add_option("--previous", f->previous_path,
                   "Current placement (policy zepp): rebalance from it with the fewest weight moves that reach within "
-                  "1% of a from-scratch placement's balance; rows by position (eplb-json) or layer id (sglang, trtllm). JSON output "
-                  "adds per-layer moves (slots, bytes over NVLink and NICs) and imbalance");
+                  "1% of a from-scratch placement's balance; rows matched by position (eplb-json) or by layer id "
+                  "(sglang, trtllm: --load's rows are layers 0..L-1, a trace's its own; every layer of the file must "
+                  "be one of the loads'). JSON output adds per-layer moves (slots, bytes over NVLink and NICs) and "
+                  "imbalance");
   cmd->add_option("--previous-format", f->previous_format, "Format of --previous: eplb-json (also zepp place's JSON), "
                   "sglang or trtllm")
       ->check(CLI::IsMember(placement_format_names()))

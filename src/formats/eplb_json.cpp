@@ -38,7 +38,7 @@ void write_eplb_json(const std::string& path, const ExpertMap& map) {
   formats_detail::write_text(path, text + "]\n}\n");
 }
 
-ExpertMap read_eplb_json(const std::string& path) {
+ExpertMap read_eplb_json(const std::string& path, int num_experts) {
   auto doc = formats_detail::load_json(path);
   auto a = number_array(formats_detail::member(doc, "phy2log", path), true, path, "phy2log");
   if (a.shape.size() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
@@ -52,7 +52,7 @@ ExpertMap read_eplb_json(const std::string& path) {
                                    i / map.num_slots, i % map.num_slots, map.num_slots, a.values[i]));
     map.phy2log.push_back(int32_t(a.values[i]));
   }
-  if (auto p = map.problem(); !p.empty()) throw InputError(path + ": phy2log: " + p);
+  if (auto p = map.problem(num_experts); !p.empty()) throw InputError(path + ": phy2log: " + p);
 
   std::vector<int64_t> log2phy, logcnt;
   int X = 0;

@@ -16,7 +16,7 @@ void write_eplb_json(const std::string& path, const ExpertMap& map);
 // Reads phy2log (layer_ids 0..L-1). log2phy and logcnt are optional; when present they must
 // describe the same placement (log2phy rows may list an expert's slots in any order, as EPLB's
 // replica ranks do). Throws InputError naming the file and field.
-ExpertMap read_eplb_json(const std::string& path);
+ExpertMap read_eplb_json(const std::string& path, int num_experts = 0);
 
 // EPLB's example input as a JSON file (`zepp place --load`): {"weight": [[load per expert] per
 // layer], "num_replicas", "num_groups", "num_nodes", "num_gpus"}.

@@ -13,7 +13,7 @@ int ExpertMap::num_experts() const {
   return most + 1;
 }
 
-std::string ExpertMap::problem() const {
+std::string ExpertMap::problem(int expected_experts) const {
   const int L = num_layers();
   if (num_slots <= 0) return "expected at least one slot per layer, got " + std::to_string(num_slots);
   if (phy2log.size() != size_t(L) * num_slots)
@@ -31,7 +31,15 @@ std::string ExpertMap::problem() const {
     if (phy2log[i] < 0 || phy2log[i] >= num_slots)
       return "row " + std::to_string(i / num_slots) + " slot " + std::to_string(i % num_slots) +
              ": expected an expert id in [0, " + std::to_string(num_slots) + "), got " + std::to_string(phy2log[i]);
-  const int E = num_experts();
+  // An id at or beyond the experts expected is named as such, not as a gap below it.
+  if (expected_experts > 0)
+    for (size_t i = 0; i < phy2log.size(); ++i)
+      if (phy2log[i] >= expected_experts)
+        return "row " + std::to_string(i / num_slots) + " (layer " + std::to_string(layer_ids[i / num_slots]) +
+               ") slot " + std::to_string(i % num_slots) + ": expert " + std::to_string(phy2log[i]) +
+               " is beyond the " + std::to_string(expected_experts) + " experts of the loads (ids 0.." +
+               std::to_string(expected_experts - 1) + ")";
+  const int E = expected_experts > 0 ? expected_experts : num_experts();
   for (int l = 0; l < L; ++l) {
     std::vector<bool> held(E, false);
     for (int p = 0; p < num_slots; ++p) held[phy2log[size_t(l) * num_slots + p]] = true;

@@ -29,8 +29,9 @@ struct ExpertMap {
   void logical_maps(std::vector<int64_t>& log2phy, int& max_replicas, std::vector<int64_t>& logcnt) const;
   // Empty when the map is well formed: P > 0, phy2log is L * P long, layer ids are distinct and in
   // [0, kMaxLayerId), expert ids are in [0, P) and every row holds every expert of [0, E).
-  // Otherwise says what is wrong, naming the row and slot.
-  std::string problem() const;
+  // Otherwise says what is wrong, naming the row and slot. expected_experts > 0: E is that count
+  // (the experts of the loads the map is for), and an id at or beyond it is named as such.
+  std::string problem(int expected_experts = 0) const;
   // Throws ArgumentError("<what>: <problem>") unless problem() is empty.
   void validate(const std::string& what) const;
 };

@@ -19,10 +19,10 @@ void write_expert_map(const std::string& path, const ExpertMap& map, const std::
   unknown(format);
 }
 
-ExpertMap read_expert_map(const std::string& path, const std::string& format) {
-  if (format == "sglang") return read_sglang_placement(path);
-  if (format == "trtllm") return read_trtllm_config(path);
-  if (format == "eplb-json") return read_eplb_json(path);
+ExpertMap read_expert_map(const std::string& path, const std::string& format, int num_experts) {
+  if (format == "sglang") return read_sglang_placement(path, num_experts);
+  if (format == "trtllm") return read_trtllm_config(path, num_experts);
+  if (format == "eplb-json") return read_eplb_json(path, num_experts);
   unknown(format);
 }
 

@@ -64,7 +64,7 @@ void write_sglang_stats(const std::string& path, const std::vector<std::vector<d
   write_text(path, json_rows("logical_count", load));
 }
 
-ExpertMap read_sglang_placement(const std::string& path) {
+ExpertMap read_sglang_placement(const std::string& path, int num_experts) {
   auto doc = load_json(path);
   auto a = number_array(member(doc, "physical_to_logical_map", path), true, path, "physical_to_logical_map");
   if (a.shape.size() != 2 || a.shape[0] == 0 || a.shape[1] == 0)
@@ -78,7 +78,7 @@ ExpertMap read_sglang_placement(const std::string& path) {
                                    path, i / map.num_slots, i % map.num_slots, map.num_slots, a.values[i]));
     map.phy2log.push_back(int32_t(a.values[i]));
   }
-  if (auto p = map.problem(); !p.empty()) throw InputError(path + ": physical_to_logical_map: " + p);
+  if (auto p = map.problem(num_experts); !p.empty()) throw InputError(path + ": physical_to_logical_map: " + p);
   return map;
 }
 

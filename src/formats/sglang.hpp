@@ -22,7 +22,7 @@ void write_sglang_stats(const std::string& path, const std::vector<std::vector<d
 
 // --init-expert-location file: {"physical_to_logical_map": [L, P]}, row l for model layer l.
 // layer_ids of the result are 0..L-1. Throws InputError naming the file and the row/slot.
-ExpertMap read_sglang_placement(const std::string& path);
+ExpertMap read_sglang_placement(const std::string& path, int num_experts = 0);
 // Writes {"physical_to_logical_map": [L, P]} and nothing else: SGLang passes the object's members
 // as keyword arguments to ExpertLocationMetadata.init_by_mapping, which takes only this map and
 // derives logical_to_all_physical_map itself. Rows run over model layers 0..max layer id; layers

@@ -32,7 +32,7 @@ int integer(const YAML::Node& node, int lo, int hi, const std::string& path, con
 
 }  // namespace
 
-ExpertMap read_trtllm_config(const std::string& path) {
+ExpertMap read_trtllm_config(const std::string& path, int num_experts) {
   const std::string text = formats_detail::read_text(path);
   check_nesting(text, path, true);
   const YAML::Node doc = load_one_yaml_document(text, path, "valid YAML");
@@ -72,7 +72,7 @@ ExpertMap read_trtllm_config(const std::string& path) {
     for (int p = 0; p < map.num_slots; ++p)
       map.phy2log.push_back(integer(kv.second[p], 0, map.num_slots, path, field + "[" + std::to_string(p) + "]"));
   }
-  if (auto p = map.problem(); !p.empty()) throw InputError(path + ": initial_global_assignments: " + p);
+  if (auto p = map.problem(num_experts); !p.empty()) throw InputError(path + ": initial_global_assignments: " + p);
   return map;
 }
 

@@ -14,7 +14,7 @@ namespace zepp {
 // Slot p sits on EP rank p / (P / ep_size), as in EPLB. layer_ids follow the file's order.
 // Throws InputError "FILE:LINE: field: expected ..." for malformed files (bad YAML, a missing
 // member, a row not P long, an id that is not an integer in [0, P), an expert missing from a row).
-ExpertMap read_trtllm_config(const std::string& path);
+ExpertMap read_trtllm_config(const std::string& path, int num_experts = 0);
 
 // Writes the three members above with layer_updates_per_iter: 0 (a static placement, the offline
 // EP load balancer's setting), layers in ascending order, one flow list per layer. Throws

@@ -121,7 +121,9 @@ TEST(Formats, SglangOutputPrintsTheRedundantExpertFlag) {
   EXPECT_NE(r.err.find("--ep-num-redundant-experts 4"), std::string::npos) << r.err;  // 16 slots, 12 experts
 }
 
-TEST(Formats, TrtllmPreviousKeepsItsLayerIds) {
+// Layers 1 and 2 were taken for the load file's rows 0 and 1 by file order (and written back as
+// 1 and 2); a load file's rows are layers 0..L-1, so layer 2 names no load row and is refused.
+TEST(Formats, TrtllmPreviousLayersMustBeTheLoadRows) {
   if (!fs::exists(kEplbExample)) GTEST_SKIP() << kEplbExample << " is absent";
   const fs::path dir = scratch("trtllm");
   std::ofstream(dir / "prev.yaml") << "num_slots: 16\ninitial_global_assignments:\n"
@@ -130,11 +132,11 @@ TEST(Formats, TrtllmPreviousKeepsItsLayerIds) {
                                       "layer_updates_per_iter: 0\n";
   const auto r = run_zepp("place --policy zepp --load " + kEplbExample + " --previous " + (dir / "prev.yaml").string() +
                           " --previous-format trtllm --output-format trtllm --output " + (dir / "out.yaml").string());
-  ASSERT_EQ(r.status, 0) << r.err;
-  const std::string yaml = slurp(dir / "out.yaml");
-  EXPECT_NE(yaml.find("\n  1: ["), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("\n  2: ["), std::string::npos) << yaml;
-  EXPECT_EQ(yaml.find("\n  0: ["), std::string::npos) << yaml;
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--previous: " + (dir / "prev.yaml").string() + " places layer 2, which the loads do not have: "
+                       "expected layers 0..1 (the rows of " + kEplbExample + ", in order)"),
+            std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out.yaml"));
 }
 
 // What zepp.write_sglang_stats writes is a trace the CLI reads (load-only, a row per layer).

@@ -81,6 +81,148 @@ TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
   EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
 }
 
+// A TensorRT-LLM --previous was matched to the load rows by its keys' file order: the same
+// placement with its layers listed 1, 0 "moved 17 slots" (0 in ascending order), and keys 0 and 5
+// were taken for the 2 rows and written back as layers 0 and 5. A load file's rows are layers
+// 0..L-1: rows match by layer id, and a layer the loads do not have is refused, naming it.
+TEST(PlaceCli, TrtllmPreviousRowsMatchTheLoadRowsByLayerId) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const std::string placed = (testing::process_dir() / "place_ids_placed.yaml").string();
+  const auto first = run_zepp("place --policy zepp --load " + kReadme + " --output-format trtllm --output " + placed);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const std::string yaml = testing::slurp(placed);
+  const size_t row0 = yaml.find("\n  0: ["), row1 = yaml.find("\n  1: ["), end = yaml.find('\n', row1 + 1);
+  ASSERT_TRUE(row0 != std::string::npos && row1 != std::string::npos && end != std::string::npos) << yaml;
+  const std::string swapped = write_file("place_ids_swapped.yaml", yaml.substr(0, row0) + yaml.substr(row1, end - row1) +
+                                                                        yaml.substr(row0, row1 - row0) + yaml.substr(end));
+  ASSERT_LT(testing::slurp(swapped).find("\n  1: ["), testing::slurp(swapped).find("\n  0: [")) << testing::slurp(swapped);
+  const std::string out = (testing::process_dir() / "place_ids_out.yaml").string();
+  for (const std::string& prev : {placed, swapped}) {
+    const std::string args = "place --policy zepp --load " + kReadme + " --previous " + prev + " --previous-format trtllm";
+    const auto r = run_zepp(args);
+    ASSERT_EQ(r.status, 0) << prev << "\n" << r.err;
+    for (const json& m : json::parse(r.out)["moves"]) EXPECT_EQ(m["slots"], 0) << prev;
+    EXPECT_NE(r.err.find("moved 0 slots over 2 layers"), std::string::npos) << prev << "\n" << r.err;
+    ASSERT_EQ(run_zepp(args + " --output-format trtllm --output " + out).status, 0);
+    EXPECT_EQ(testing::slurp(out), yaml) << prev;  // layers 0 and 1, as placed
+  }
+  const std::string five = write_file("place_ids_five.yaml", yaml.substr(0, row1) + "\n  5: [" + yaml.substr(row1 + 7));
+  const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + five + " --previous-format trtllm");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + five + " places layer 5, which the loads do not have: "
+                   "expected layers 0..1 (the rows of " + kReadme + ", in order)\n");
+}
+
+// A placement file in `format` with `rows` (phy2log rows) for layers `ids` (sglang: rows 0..; the
+// ids are their indices).
+std::string placement_file(const std::string& name, const std::string& format, const json& rows,
+                           const std::vector<int>& ids, const std::string& extra = "") {
+  if (format == "trtllm") {
+    std::string yaml = "num_slots: " + std::to_string(rows[0].size()) + "\ninitial_global_assignments:\n";
+    for (size_t l = 0; l < rows.size(); ++l) yaml += "  " + std::to_string(ids[l]) + ": " + rows[l].dump() + "\n";
+    return write_file(name, yaml);
+  }
+  return write_file(name, "{\"" + std::string(format == "sglang" ? "physical_to_logical_map" : "phy2log") +
+                              "\": " + rows.dump() + extra + "}");
+}
+
+// Layers a --previous has beyond the loads were dropped without a word (3 rows for the 2-layer
+// example), where too few said "has 1 layers, the loads 2": a count that differs is refused both
+// ways (eplb-json), a layer the loads do not have is refused naming it (sglang, trtllm). SGLang's
+// trivial row (slot p -> expert p mod E), what it and --output-format sglang give dense layers, is
+// no placement and stays accepted.
+TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const auto first = run_zepp("place --policy zepp --load " + kReadme);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const json rows = json::parse(first.out)["phy2log"];
+  const json three = {rows[0], rows[1], rows[0]}, one = {rows[0]};
+  const std::string base = "place --policy zepp --load " + kReadme + " --previous ";
+  for (const auto& [rows_given, count] : {std::pair{three, 3}, std::pair{one, 1}}) {
+    const std::string f = placement_file("place_rows_" + std::to_string(count) + ".json", "eplb-json", rows_given, {});
+    const auto r = run_zepp(base + f);
+    EXPECT_EQ(r.status, 2) << count;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + f + " has " + std::to_string(count) +
+                         " layers (rows of phy2log), the loads 2: expected one row per layer of the loads, in their order\n");
+  }
+  for (const std::string format : {"sglang", "trtllm"}) {
+    const std::string f = placement_file("place_rows_3." + format, format, three, {0, 1, 2});
+    const auto r = run_zepp(base + f + " --previous-format " + format);
+    EXPECT_EQ(r.status, 2) << format;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + f + " places layer 2, which the loads do not have: "
+                     "expected layers 0..1 (the rows of " + kReadme + ", in order)\n");
+  }
+  json trivial = rows;
+  trivial.push_back(json::array());
+  for (int p = 0; p < 16; ++p) trivial[2].push_back(p % 12);
+  const std::string dense = placement_file("place_rows_trivial.json", "sglang", trivial, {});
+  const auto r = run_zepp(base + dense + " --previous-format sglang");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["phy2log"], rows);
+  EXPECT_NE(r.err.find("moved 0 slots over 2 layers"), std::string::npos) << r.err;
+
+  // A trace's layers 1 and 2: the SGLang file written for them has a trivial row 0 and is taken
+  // back; a TensorRT-LLM file naming layer 0 is not.
+  std::string log;
+  for (int layer : {1, 2})
+    for (int e = 0; e < 8; ++e)
+      log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(layer) + R"(,"experts":[)" +
+             std::to_string(e) + "," + std::to_string((e + layer) % 8) + R"(],"gating_probs":[0.6,0.4],"token_idx":)" +
+             std::to_string(e) + "}\n";
+  const std::string trace = write_file("place_rows_trace.jsonl", log);
+  const std::string placed = (testing::process_dir() / "place_rows_trace_sglang.json").string();
+  const std::string on_trace = "place --policy zepp --trace " + trace + " --model mixtral-8x7b --nodes 1 --gpus-per-node 2";
+  ASSERT_EQ(run_zepp(on_trace + " --output-format sglang --output " + placed).status, 0);
+  ASSERT_EQ(json::parse(testing::slurp(placed))["physical_to_logical_map"].size(), 3u);
+  const auto again = run_zepp(on_trace + " --previous " + placed + " --previous-format sglang");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("moved 0 slots over 2 layers"), std::string::npos) << again.err;
+  const json placed_rows = json::parse(testing::slurp(placed))["physical_to_logical_map"];
+  const std::string yaml = placement_file("place_rows_trace.yaml", "trtllm", placed_rows, {0, 1, 2});
+  const auto refused = run_zepp(on_trace + " --previous " + yaml + " --previous-format trtllm");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.err, "zepp: invalid argument: --previous: " + yaml + " places layer 0, which the loads do not "
+                         "have: expected the trace's layers 1,2\n");
+}
+
+// An eplb-json --previous's "ranks" were read only for a placement on survivors: [0, 1, 2] beside
+// a phy2log on all 8 GPUs was taken. They are checked against the GPUs its slots fill.
+TEST(PlaceCli, PreviousRanksAreCheckedWithoutLostGpus) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const auto first = run_zepp("place --policy zepp --load " + kReadme);
+  ASSERT_EQ(first.status, 0) << first.err;
+  const json rows = json::parse(first.out)["phy2log"];
+  const std::string bad = placement_file("place_ranks_bad.json", "eplb-json", rows, {}, ", \"ranks\": [0, 1, 2]");
+  for (const std::string lost : {"", " --failed-gpus 3"}) {
+    const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + bad + lost);
+    EXPECT_EQ(r.status, 2) << lost;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + bad + " was placed on GPUs 0,1,2 (its \"ranks\"), but its "
+                     "16 slots per layer are 2 on each of the 8 GPUs: expected ranks 0,1,2,3,4,5,6,7\n") << lost;
+  }
+  const std::string good = placement_file("place_ranks_good.json", "eplb-json", rows, {}, ", \"ranks\": [0, 1, 2, 3, 4, 5, 6, 7]");
+  const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + good);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("moved 0 slots over 2 layers"), std::string::npos) << r.err;
+}
+
+// Expert 13 in a --previous for 12-expert loads read "expert 12 has no slot, expected every expert
+// of [0, 14)" (E taken from the file): the id beyond the loads' experts is named, with its place.
+TEST(PlaceCli, PreviousExpertBeyondTheLoadsIsNamed) {
+  if (!std::filesystem::exists(kReadme)) GTEST_SKIP() << "shared EPLB data absent: " << kReadme;
+  const auto first = run_zepp("place --policy zepp --load " + kReadme);
+  ASSERT_EQ(first.status, 0) << first.err;
+  json rows = json::parse(first.out)["phy2log"];
+  rows[1][5] = 13;
+  for (const auto& [format, field] : {std::pair<std::string, std::string>{"sglang", "physical_to_logical_map"},
+                                      {"trtllm", "initial_global_assignments"}, {"eplb-json", "phy2log"}}) {
+    const std::string f = placement_file("place_expert13." + format, format, rows, {0, 1});
+    const auto r = run_zepp("place --policy zepp --load " + kReadme + " --previous " + f + " --previous-format " + format);
+    EXPECT_EQ(r.status, 2) << format;
+    EXPECT_EQ(r.err, "zepp: error: " + f + ": " + field + ": row 1 (layer 1) slot 5: expert 13 is beyond the 12 experts "
+                     "of the loads (ids 0..11)\n");
+  }
+}
+
 TEST(PlaceCli, MalformedLoadFilesExitTwoNamingTheField) {
   const std::string missing = write_file("place_missing.json",
       R"({"weight": [[1, 2]], "num_groups": 1, "num_nodes": 1, "num_gpus": 2})");
