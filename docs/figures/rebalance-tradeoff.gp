@@ -5,7 +5,7 @@ set xlabel 'GB of expert weights moved, 26 layers (NVLink + NIC)'
 set ylabel 'expected max / mean GPU load'
 set key right top
 set grid
-set xrange [-1.5:46]
+set xrange [-1.5:45]
 set yrange [0.97:*]  # room for the labels below the 1.0 points
 plot 'docs/figures/rebalance-tradeoff.dat' using 2:4 with linespoints lw 2 pt 7 title 'mean over layers', \
      'docs/figures/rebalance-tradeoff.dat' using 2:5 with linespoints lw 2 pt 5 dt 2 title 'worst layer', \
