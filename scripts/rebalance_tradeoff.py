@@ -8,7 +8,9 @@ table: bytes moved over NVLink and NICs (all layers), and the expected GPU imbal
 each expert's load split evenly over its replicas) averaged and worst over layers.
 
 With --plot PREFIX also writes PREFIX.dat and PREFIX.gp and runs gnuplot for PREFIX.svg: the
-imbalance (mean and worst layer) against the GB moved.
+imbalance (mean and worst layer) against the GB moved. With --check DOC it exits 1, naming the
+rows, unless every row of the table is in DOC as printed (docs/rebalancing.md quotes it; ctest's
+rebalance_tradeoff runs this), and 77 (skipped) when the trace is absent.
 
 usage: scripts/rebalance_tradeoff.py BUILD/zepp ../shared/data/traces/deepseek-v2-lite-puffin
        [--nodes 4 --gpus-per-node 4 --extra-slots 2 --plot docs/figures/rebalance-tradeoff]
@@ -110,7 +112,11 @@ def main():
     ap.add_argument("--extra-slots", type=int, default=2)
     ap.add_argument("--budgets-mb", default="0,20,50,100,200")
     ap.add_argument("--plot", metavar="PREFIX", help="also write PREFIX.dat, PREFIX.gp, PREFIX.svg")
+    ap.add_argument("--check", metavar="DOC", help="exit 1 unless DOC holds every row of the table as printed")
     args = ap.parse_args()
+    if args.check and not pathlib.Path(args.trace).is_dir():
+        print(f"skipped: {args.trace} is absent (the shared traces)", file=sys.stderr)
+        sys.exit(77)
     files = sorted(p for p in pathlib.Path(args.trace).glob("*.csv"))
     if not files:
         sys.exit(f"{args.trace}: no CSV trace files")
@@ -152,10 +158,17 @@ def main():
             slots = sum(m["slots"] for m in out["moves"]) if extra is not None else sum(
                 sum(1 for p, e in enumerate(row) if history["phy2log"][l][p] != e) for l, row in enumerate(out["phy2log"]))
             rows.append((label, slots, nv / 1e6, nic / 1e6, sum(imb) / len(imb), max(imb)))
+    table = [f"| {label} | {slots} | {nv:.0f} | {nic:.0f} | {mean:.4f} | {worst:.4f} |"
+             for label, slots, nv, nic, mean, worst in rows]
     print("| placement for the later prompts | slots changed | NVLink MB | NIC MB | imbalance, mean over layers | worst layer |")
     print("|---|---:|---:|---:|---:|---:|")
-    for label, slots, nv, nic, mean, worst in rows:
-        print(f"| {label} | {slots} | {nv:.0f} | {nic:.0f} | {mean:.4f} | {worst:.4f} |")
+    print("\n".join(table))
+    if args.check:
+        quoted = pathlib.Path(args.check).read_text(encoding="utf-8").splitlines()
+        stale = [row for row in table if row not in quoted]
+        if stale:
+            sys.exit(f"{args.check} is stale: these rows are not in it as the program prints them now (rerun "
+                     f"this script and update its table and the figures its prose quotes):\n" + "\n".join(stale))
     if args.plot:
         plot(args.plot, rows)
 
