@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "core/output_file.hpp"
 #include "core/presets.hpp"
 #include "core/topology_file.hpp"
@@ -192,6 +193,25 @@ std::vector<int> previous_ranks(const PlaceFlags& f) {
   return ranks;
 }
 
+// The "layers" of a `zepp place --trace` JSON output (the trace's layer id of each phy2log row);
+// empty when the file has none (made from --load, or another format).
+std::vector<int> previous_layers(const PlaceFlags& f) {
+  if (f.previous_format != "eplb-json") return {};
+  const json doc = formats_detail::load_json(f.previous_path);
+  if (!doc.is_object() || !doc.contains("layers")) return {};
+  const json& list = doc["layers"];
+  std::vector<int> ids;
+  if (list.is_array())
+    for (const json& l : list) {
+      if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= kMaxLayerId) break;
+      ids.push_back(int(l.get<int64_t>()));
+    }
+  if (!list.is_array() || ids.size() != list.size())
+    throw InputError(f.previous_path + ": layers: expected a list of layer ids in [0, 2^30), got " +
+                     list.dump().substr(0, 40));
+  return ids;
+}
+
 // Zepp placements rebalanced from `previous` and/or on the survivors of lost GPUs, per layer.
 struct Rebalancing {
   EplbResult maps;
@@ -236,7 +256,8 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
                               : fmt::format("but its {} slots per layer are {} on each of the {} GPUs: expected ranks {}",
                                             previous->num_slots, S, topo.num_gpus(), fmt::join(all, ","))));
   }
-  // The --previous row of each load row: by position for eplb-json (its rows carry no layer ids),
+  // The --previous row of each load row: by position for eplb-json (whose "layers", when given,
+  // must be the trace's),
   // by layer id for sglang and trtllm files, whose every layer must be one of the loads' (an SGLang
   // file may add SGLang's trivial row, slot p -> expert p mod E, for a layer without loads: the row
   // it and --output-format sglang give dense layers).
@@ -245,6 +266,13 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
     require(previous->num_layers() == int(p.weight.size()), "--previous",
             fmt::format("{} has {} layers (rows of phy2log), the loads {}: expected one row per layer of the loads, "
                         "in their order", f.previous_path, previous->num_layers(), p.weight.size()));
+    // Rows pair by position; a file made from a trace names its layers, and those of another
+    // trace with as many layers (a different model stage, or other ids) were paired silently.
+    const std::vector<int> named = previous_layers(f);
+    require(named.empty() || p.layer_ids.empty() || named == load_layer_ids(p), "--previous",
+            fmt::format("{} holds layers {} (its \"layers\"), the trace's loads are layers {}: expected the same "
+                        "layers in the same order",
+                        f.previous_path, fmt::join(named, ","), fmt::join(load_layer_ids(p), ",")));
     std::iota(rows.begin(), rows.end(), 0);
   } else if (previous) {
     const std::vector<int> ids = load_layer_ids(p);

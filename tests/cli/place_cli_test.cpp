@@ -185,6 +185,38 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
                          "have: expected the trace's layers 1,2\n");
 }
 
+// An eplb-json --previous made from a trace names its layers ("layers"); rows pair by position,
+// so the placement of other layers (ids 5, 6 here) was taken for layers 1, 2 without a word.
+TEST(PlaceCli, EplbJsonPreviousLayersMustBeTheTraces) {
+  std::string log;
+  for (int layer : {1, 2})
+    for (int e = 0; e < 8; ++e)
+      log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(layer) + R"(,"experts":[)" +
+             std::to_string(e) + "," + std::to_string((e + layer) % 8) + R"(],"gating_probs":[0.6,0.4],"token_idx":)" +
+             std::to_string(e) + "}\n";
+  const std::string trace = write_file("place_layers_trace.jsonl", log);
+  const std::string on_trace = "place --policy zepp --trace " + trace + " --model mixtral-8x7b --nodes 1 --gpus-per-node 2";
+  const auto placed = run_zepp(on_trace);
+  ASSERT_EQ(placed.status, 0) << placed.err;
+  json doc = json::parse(placed.out);
+  EXPECT_EQ(doc["layers"], json({1, 2}));
+  const std::string same = write_file("place_layers_same.json", doc.dump());
+  const auto again = run_zepp(on_trace + " --previous " + same);
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("moved 0 slots over 2 layers"), std::string::npos) << again.err;
+  doc["layers"] = {5, 6};
+  const std::string other = write_file("place_layers_other.json", doc.dump());
+  const auto r = run_zepp(on_trace + " --previous " + other);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + other + " holds layers 5,6 (its \"layers\"), the trace's "
+                   "loads are layers 1,2: expected the same layers in the same order\n");
+  doc["layers"] = "1,2";
+  const std::string bad = write_file("place_layers_bad.json", doc.dump());
+  const auto m = run_zepp(on_trace + " --previous " + bad);
+  EXPECT_EQ(m.status, 2);
+  EXPECT_NE(m.err.find(bad + ": layers: expected a list of layer ids in [0, 2^30), got \"1,2\""), std::string::npos) << m.err;
+}
+
 // An eplb-json --previous's "ranks" were read only for a placement on survivors: [0, 1, 2] beside
 // a phy2log on all 8 GPUs was taken. They are checked against the GPUs its slots fill.
 TEST(PlaceCli, PreviousRanksAreCheckedWithoutLostGpus) {
