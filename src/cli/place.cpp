@@ -257,10 +257,9 @@ Rebalancing rebalance_layers(const PlaceFlags& f, const LoadProblem& p, const Ex
                                             previous->num_slots, S, topo.num_gpus(), fmt::join(all, ","))));
   }
   // The --previous row of each load row: by position for eplb-json (whose "layers", when given,
-  // must be the trace's),
-  // by layer id for sglang and trtllm files, whose every layer must be one of the loads' (an SGLang
-  // file may add SGLang's trivial row, slot p -> expert p mod E, for a layer without loads: the row
-  // it and --output-format sglang give dense layers).
+  // must be the trace's), by layer id for sglang and trtllm files, whose every layer must be one of
+  // the loads' (an SGLang file may add SGLang's trivial row, slot p -> expert p mod E, for a layer
+  // without loads: the row it and --output-format sglang give dense layers).
   std::vector<int> rows(p.weight.size(), -1);
   if (previous && f.previous_format == "eplb-json") {
     require(previous->num_layers() == int(p.weight.size()), "--previous",
