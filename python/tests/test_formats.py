@@ -148,3 +148,15 @@ def test_parse_failures_are_value_errors_naming_the_file(tmp_path, name, text, r
     path.write_text(text)
     with pytest.raises(ValueError, match=f"^{path}"):
         read(path)
+
+
+def test_sglang_stores_layer_ids_as_row_positions(tmp_path):
+    """SGLang's rows are model layers 0..L-1: layer_ids [5, 1] are stored as rows 5 and 1 (the
+    others SGLang's trivial row p -> p mod E), not dropped; trtllm stores them as keys and
+    eplb-json, which cannot, refuses them (test_layer_ids_the_files_cannot_hold_are_refused)."""
+    path = tmp_path / "map.json"
+    zepp.write_placement(path, [[1, 0, 2, 3], [3, 2, 1, 0]], "sglang", layer_ids=[5, 1])
+    ids, phy2log = zepp.read_placement(path, "sglang")
+    np.testing.assert_array_equal(ids, np.arange(6))
+    np.testing.assert_array_equal(phy2log[[5, 1]], [[1, 0, 2, 3], [3, 2, 1, 0]])
+    np.testing.assert_array_equal(phy2log[[0, 2, 3, 4]], [[0, 1, 2, 3]] * 4)

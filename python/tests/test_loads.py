@@ -157,3 +157,41 @@ def test_cli_output_follows_the_output_file_rules(tmp_path):
     torch.save(torch.ones(2, 3, 0), tmp_path / "none.pt")  # a window of no experts
     with pytest.raises(ValueError, match=r"none.pt: expected loads of at least one layer and one expert, got shape \(3, 0\)"):
         zepp.read_expert_load(tmp_path / "none.pt")
+
+
+def test_a_map_is_refused_where_it_would_be_ignored(tmp_path):
+    """--map (physical_to_logical_map) was silently ignored for logical counts (SGLang statistics
+    JSON, logical_count and load_window_cpu dumps) and for files holding their own map: it folds
+    only a physical window saved without its map, and is refused, saying why, elsewhere."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    phy2log = np.array([[0, 1, 2, 3, 0, 1], [3, 2, 1, 0, 3, 2]])  # [L = 2, P = 6] over 4 experts
+    zepp.write_placement(tmp_path / "map.json", phy2log, "sglang")
+    zepp.write_sglang_stats(tmp_path / "s.json", COUNTS.sum(0).numpy())
+    bad = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "s.json", "--map", tmp_path / "map.json"],
+                         capture_output=True, text=True, env=env)
+    assert (bad.returncode, bad.stderr) == (2, f"zepp.loads: {tmp_path / 's.json'}: --map: expected no map: the file "
+                                               "holds logical counts, SGLang statistics JSON (logical_count), which "
+                                               "need no folding (a map applies only to a physical window saved "
+                                               "without its map)\n")
+    logical = "expected no map: the file holds logical counts, {}, which need no folding"
+    own = "expected no map: the file holds its own {}"
+    torch.save({"rank": 0, "logical_count": COUNTS}, tmp_path / "d.pt")
+    torch.save({"load_window_cpu": COUNTS}, tmp_path / "w.pt")
+    saved = torch.from_numpy(phy2log)  # the file's own map, the same as the one given
+    torch.save({"records": [{"global_physical_count": torch.ones(2, 6)}], "last_physical_to_logical_map": saved},
+               tmp_path / "p.pt")
+    torch.save({"expert_load_window": torch.ones(1, 2, 6), "physical_to_logical_map": saved}, tmp_path / "v.pt")
+    for name, message in [("s.json", logical.format("SGLang statistics JSON (logical_count)")),
+                          ("d.pt", logical.format("SGLang's logical_count")),
+                          ("w.pt", logical.format("vLLM's load_window_cpu")),
+                          ("p.pt", own.format("last_physical_to_logical_map")),
+                          ("v.pt", own.format("physical_to_logical_map"))]:
+        with pytest.raises(ValueError) as e:
+            zepp.read_expert_load(tmp_path / name, phy2log)
+        assert str(e.value).startswith(f"{tmp_path / name}: physical_to_logical_map: {message}"), name
+    # A physical window saved without its map takes it, from Python and the command line.
+    torch.save(torch.ones(3, 2, 6), tmp_path / "physical.pt")
+    np.testing.assert_array_equal(zepp.read_expert_load(tmp_path / "physical.pt", phy2log), [[6, 6, 3, 3], [3, 3, 6, 6]])
+    out = subprocess.run([sys.executable, "-m", "zepp.loads", tmp_path / "physical.pt", "--map", tmp_path / "map.json",
+                          "--to", "sglang"], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout) == {"logical_count": [[6.0, 6.0, 3.0, 3.0], [3.0, 3.0, 6.0, 6.0]]}

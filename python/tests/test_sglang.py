@@ -182,3 +182,19 @@ def test_step_windows_without_steps_or_summing_above_the_bound_are_refused():
     with pytest.raises(ValueError, match=r"^tokens_per_expert: \[1, 4\] sums to 1.2e\+15 over the steps, above the "
                                          r"load bound 1e15$"):
         ZeppSglangEplb.rebalance_experts(steps, 24, 6, None, 2)
+
+
+def test_an_algorithm_that_is_not_sglangs_is_refused():
+    """algorithm="bogus" was accepted (and ignored): only SGLang's EplbAlgorithm, a member or its
+    name, or None is, as SGLang passes it; anything else names the accepted ones."""
+    import enum
+
+    EplbAlgorithm = enum.Enum("EplbAlgorithm", "deepseek deepseek_hierarchical a_later_one")  # as SGLang's
+    for algorithm in (None, "deepseek", EplbAlgorithm.deepseek_hierarchical, EplbAlgorithm.a_later_one):
+        ZeppSglangEplb.rebalance_experts([[1.0] * 8], 12, 3, None, 2, algorithm)
+    for algorithm in ("bogus", 3, enum.Enum("Other", "deepseek").deepseek):
+        with pytest.raises(ValueError) as e:
+            ZeppSglangEplb.rebalance_experts([[1.0] * 8], 12, 3, None, 2, algorithm)
+        assert str(e.value) == ("algorithm: expected None, a member of SGLang's EplbAlgorithm or one of its names "
+                                "(deepseek, deepseek_hierarchical, deepseek_vec, deepseek_vec_hierarchical, "
+                                f"elasticity_aware, flash_lb, compute_aware, compute_aware_hierarchical), got {algorithm!r}")

@@ -125,3 +125,90 @@ def test_every_strategy_matches_the_dense_reference(tmp_path):
         assert inter > 0 and metadata > 0, strategy
     # Each token crosses to a node once (zepp) instead of once per pair (a2av): fewer NIC bytes.
     assert out["zepp"][1][0] < out["a2av"][1][0]
+
+
+def mismatch_worker(rank, world, init, case, results):
+    """One rank of a group whose ranks call dispatch with arguments that disagree (`case`):
+    puts (rank, what dispatch raised, whether the group still works afterwards)."""
+    import datetime
+
+    import zepp.torch as zt
+
+    # A collective sized differently on two ranks fails in gloo within this timeout instead of
+    # waiting forever; the test's join timeout bounds the rest.
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=20))
+    try:
+        _, hidden, ids, gates = workload(world, rank, skew=1.2)
+        strategy = "a2av" if case == "strategy" and rank == 3 else "zepp"
+        dispatcher = zt.Dispatcher(np.arange(E), 2, strategy)
+        if case == "local":  # every local check comes before any collective call
+            def no_collective(tensor):
+                raise AssertionError("a collective before the local checks")
+            dispatcher.exchange.all_gather = no_collective
+            outcome = []
+            for call in (lambda: dispatcher.dispatch(hidden, ids, gates[:, :2]),
+                         lambda: dispatcher.dispatch(hidden, ids[:-1], gates),
+                         lambda: dispatcher.dispatch(hidden.long(), ids, gates)):
+                try:
+                    call()
+                    outcome.append("accepted")
+                except Exception as e:  # noqa: BLE001 -- the test compares the type and message
+                    outcome.append(f"{type(e).__name__}: {e}")
+            results.put((rank, outcome, True))
+            return
+        if case == "hidden" and rank == 1:
+            hidden = torch.cat([hidden, hidden], dim=1)  # [T, 2H] on one rank, [T, H] on the others
+        try:
+            dispatcher.dispatch(hidden, ids, gates)
+            raised = "accepted"
+        except Exception as e:  # noqa: BLE001
+            raised = f"{type(e).__name__}: {e}"
+        alive = torch.ones(1)
+        dist.all_reduce(alive)  # the ranks raised together: the group is still in step
+        results.put((rank, raised, int(alive) == world))
+    finally:
+        dist.destroy_process_group()
+
+
+def run_mismatch(case, tmp_path, world=4, timeout=90):
+    """Every rank's (rank, outcome, group alive), failing the test when a rank hangs or dies."""
+    ctx = mp.get_context("spawn")
+    results = ctx.SimpleQueue()
+    init = f"file://{tmp_path / ('rendezvous-' + case)}"
+    procs = [ctx.Process(target=mismatch_worker, args=(r, world, init, case, results)) for r in range(world)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout)
+    hung = [r for r, p in enumerate(procs) if p.is_alive()]
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
+    assert not hung, f"ranks {hung} hung"
+    assert [p.exitcode for p in procs] == [0] * world, "a rank died"
+    out = sorted(results.get() for _ in range(world))
+    return out
+
+
+@pytest.mark.parametrize("case, message", [
+    ("hidden", "ValueError: hidden: every rank of the group must pass the same hidden size, "
+               f"got {H} on ranks 0, 2, 3 and {2 * H} on rank 1"),
+    ("strategy", "ValueError: strategy: every rank of the group must pass the same strategy, "
+                 "got 'zepp' on ranks 0, 1, 2 and 'a2av' on rank 3"),
+])
+def test_ranks_that_disagree_all_raise_before_rows_move(case, message, tmp_path):
+    """A rank whose hidden size or strategy differs from the others made another rank abort in
+    gloo (op.preamble.length <= op.nbytes) and the rest hang: every rank now raises the same
+    ValueError from dispatch's agreement all_gather, and the group stays usable."""
+    assert run_mismatch(case, tmp_path) == [(r, message, True) for r in range(4)]
+
+
+def test_dispatch_checks_its_arguments_before_any_collective(tmp_path):
+    """strategy "zepp" checked topk_weights' shape and topk_ids' rows after route's all_gather."""
+    for rank, outcome, _ in run_mismatch("local", tmp_path):
+        assert outcome == [f"ValueError: topk_weights: expected shape ({T}, {K}) (as topk_ids), got ({T}, 2)",
+                           f"ValueError: topk_ids: expected one row per token ({T}), got {T - 1}",
+                           "ValueError: hidden: expected a floating tensor (torch.float32, torch.float64, "
+                           "torch.float16, torch.bfloat16), got torch.int64"], rank

@@ -55,3 +55,16 @@ def test_rebalances_from_the_map_it_returned():
     explicit = ZeppEplbPolicy.rebalance_experts(drifted, 96, 1, 4, 16, old_global_expert_indices=first)
     np.testing.assert_array_equal(explicit, second)
     ZeppEplbPolicy.reset()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1.0, 2e15])
+def test_a_bad_weight_entry_is_named_by_its_index_as_zepp_rebalance_experts_does(bad):
+    """A NaN weight said "weight: expected finite numbers, got NaN or inf" without the index that
+    zepp.rebalance_experts gives; both now use the same check (and message)."""
+    weight = np.ones((2, 8))
+    weight[1, 5] = bad
+    with pytest.raises(ValueError) as ours:
+        ZeppEplbPolicy.rebalance_experts(weight, 12, 1, 2, 4)
+    with pytest.raises(ValueError) as reference:
+        zepp.rebalance_experts(weight, 12, 1, 2, 4, policy="zepp")
+    assert str(ours.value) == str(reference.value) == f"weight[1, 5]: expected a load in [0, 1e15], got {bad!r}"

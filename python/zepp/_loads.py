@@ -64,20 +64,31 @@ def read_expert_load(path, physical_to_logical_map=None):
             SGLang's recorder dump ("stat" or "per_pass"/"per_token" mode), or vLLM's load window
             (a [samples, layers, E] tensor, or a dict with "load_window_cpu", or
             "expert_load_window" [samples, layers, P] with "physical_to_logical_map").
-        physical_to_logical_map: [layers, P] for a physical window saved without its map.
+        physical_to_logical_map: [layers, P] for a physical window saved without its map (vLLM's
+            expert_load_window, or a [samples, layers, P] tensor), folded onto logical experts.
+            Refused for a file that holds logical counts (SGLang's logical_count, JSON or .pt;
+            vLLM's load_window_cpu) or its own map: it would be ignored.
 
     Returns: [layers, E] float64 numpy array, summed over steps / samples / records: the `weight`
     of rebalance_experts.
 
     Raises: ValueError naming the file and what was expected (a file neither JSON nor torch.save,
     unknown content, shapes that do not match, negative counts, a map entry beyond the experts every
-    layer holds). Reading .pt files needs torch; they are read with
+    layer holds, a map given for a file that needs none). Reading .pt files needs torch; they are read with
     torch.load(weights_only=True), which refuses pickled code.
     """
+    return _read(path, physical_to_logical_map, "physical_to_logical_map")
+
+
+def _read(path, phy2log, map_name):
+    """read_expert_load, a map given for a file that needs none refused naming `map_name` (the
+    argument, or the CLI's --map)."""
     path = _path(path)
     if not os.path.isfile(path):
         raise ValueError(f"{path}: expected an existing statistics file")
     if _kind(path) == "json":
+        if phy2log is not None:
+            raise ValueError(f"{path}: {map_name}: {_LOGICAL.format('SGLang statistics JSON (logical_count)')}")
         return read_sglang_stats(path)
     try:
         import torch
@@ -88,7 +99,7 @@ def read_expert_load(path, physical_to_logical_map=None):
     except Exception as e:  # noqa: BLE001 -- any unreadable file becomes the documented ValueError
         raise ValueError(f"{path}: cannot read as a torch.save file ({type(e).__name__}: {e})") from None
     try:
-        load = _from_object(data, physical_to_logical_map)
+        load = _from_object(data, phy2log, map_name)
     except ValueError as e:
         raise ValueError(f"{path}: {e}") from None
     if load.size == 0:  # read_sglang_stats and write_sglang_stats refuse these too
@@ -110,9 +121,21 @@ def _kind(path):
                      f"(.pt: a zip archive or a pickle), got {got}")
 
 
-def _from_object(data, phy2log):
+# Why a map is refused for logical counts, and for a file that holds its own map.
+_LOGICAL = ("expected no map: the file holds logical counts, {}, which need no folding (a map "
+            "applies only to a physical window saved without its map)")
+_OWN_MAP = "expected no map: the file holds its own {} (a map applies only to a physical window saved without its map)"
+
+
+def _no_map(phy2log, map_name, why):
+    if phy2log is not None:
+        raise ValueError(f"{map_name}: {why}")
+
+
+def _from_object(data, phy2log, map_name):
     if isinstance(data, dict):
         if "logical_count" in data:  # SGLang "stat" dump
+            _no_map(phy2log, map_name, _LOGICAL.format("SGLang's logical_count"))
             counts = loads(data["logical_count"], "logical_count", np.ndim(data["logical_count"]))
             if counts.ndim not in (2, 3):
                 raise ValueError(f"logical_count: expected [steps, layers, experts] or [layers, experts], got shape {counts.shape}")
@@ -126,9 +149,15 @@ def _from_object(data, phy2log):
                                  "per_token dumps hold topk ids, convert them with the recorder's own tools")
             total = bounded(sum(loads(r["global_physical_count"], "global_physical_count", 2) for r in records),
                             "global_physical_count", "the records")
+            if "last_physical_to_logical_map" in data:
+                _no_map(phy2log, map_name, _OWN_MAP.format("last_physical_to_logical_map"))
             return _fold(total, data.get("last_physical_to_logical_map", phy2log), "last_physical_to_logical_map")
         for key in ("load_window_cpu", "expert_load_window"):
             if key in data:
+                if "physical_to_logical_map" in data:
+                    _no_map(phy2log, map_name, _OWN_MAP.format("physical_to_logical_map"))
+                elif key == "load_window_cpu":
+                    _no_map(phy2log, map_name, _LOGICAL.format("vLLM's load_window_cpu"))
                 return _window(data[key], data.get("physical_to_logical_map", phy2log), key)
         raise ValueError("expected SGLang's logical_count or records, or vLLM's load_window_cpu / "
                          f"expert_load_window, got keys {sorted(map(str, data))}")
@@ -160,13 +189,15 @@ def main(argv=None):
     p.add_argument("input", help="SGLang statistics .json or recorder .pt dump, or a vLLM load window .pt")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--to", choices=("expert-count", "sglang"), default="expert-count")
-    p.add_argument("--map", help="physical_to_logical_map of a physical window (SGLang --init-expert-location JSON)")
+    p.add_argument("--map", help="physical_to_logical_map (SGLang --init-expert-location JSON) of a physical window "
+                                 "saved without its map; refused for logical counts (logical_count, load_window_cpu) "
+                                 "and for a file holding its own map")
     args = p.parse_args(argv)
     try:
         if args.output:  # before reading anything
             _zepp.check_output_file(os.fsencode(args.output), "--output")
         phy = read_placement(args.map, "sglang")[1] if args.map else None
-        load = read_expert_load(args.input, phy)
+        load = _read(args.input, phy, "--map")
         if args.to == "sglang" and args.output:
             write_sglang_stats(args.output, load)
             return 0

@@ -15,6 +15,8 @@ What this adapter follows in SGLang (python/sglang/srt/eplb/):
   hold expert 0 in physical_to_logical_map and appear nowhere in logical_to_all_physical_map.
 """
 
+import enum
+
 import numpy as np
 
 from .._args import array, count, flag, loads, summed
@@ -25,6 +27,23 @@ from .._tensors import Caller, host
 # zepp.rebalance_experts' argument names in its ValueErrors, and SGLang's for the same thing.
 _SGLANG_NAMES = {"weight": "tokens_per_expert", "num_replicas": "num_physical_experts",
                  "num_gpus": "num_local_physical_experts"}
+
+
+# SGLang's EplbAlgorithm names (eplb_algorithms/__init__.py, over its versions): the algorithm it
+# would have run, which Zepp's placement replaces.
+SGLANG_ALGORITHMS = ("deepseek", "deepseek_hierarchical", "deepseek_vec", "deepseek_vec_hierarchical",
+                     "elasticity_aware", "flash_lb", "compute_aware", "compute_aware_hierarchical")
+
+
+def _algorithm(algorithm):
+    """Refuse what is not an SGLang algorithm: None, a member of SGLang's EplbAlgorithm enum (any,
+    as its list grows), or one of SGLANG_ALGORITHMS by name; ValueError listing them otherwise."""
+    if algorithm is None or (isinstance(algorithm, enum.Enum) and type(algorithm).__name__ == "EplbAlgorithm"):
+        return
+    if isinstance(algorithm, str) and algorithm in SGLANG_ALGORITHMS:
+        return
+    raise ValueError(f"algorithm: expected None, a member of SGLang's EplbAlgorithm or one of its names "
+                     f"({', '.join(SGLANG_ALGORITHMS)}), got {algorithm!r}")
 
 
 def _sizes(num_physical_experts, num_local_physical_experts, num_nodes):
@@ -60,7 +79,7 @@ class ZeppSglangEplb:
     """Zepp's placement in SGLang's expert-location format, with stable rebalancing and lost ranks.
 
     Use it as SGLang's rebalancing algorithm (Zepp replaces SGLang's choice among its own, so
-    `algorithm` is accepted and ignored):
+    an SGLang `algorithm` is accepted and ignored; anything else is refused):
 
         from sglang.srt.eplb import eplb_algorithms
         eplb_algorithms.rebalance_experts = ZeppSglangEplb.rebalance_experts
@@ -99,7 +118,8 @@ class ZeppSglangEplb:
             num_groups: expert groups; Zepp's placement does not group experts (accepted, unused).
             num_nodes: server nodes (SGLang's nnodes), dividing the ranks; a node's ranks share
                 NVLink.
-            algorithm: SGLang's EplbAlgorithm; ignored (this is the algorithm).
+            algorithm: SGLang's EplbAlgorithm (a member, or its name such as "deepseek"), or None;
+                ignored (this is the algorithm). Anything else is refused.
             previous: the current physical_to_logical_map [layers, P] (e.g. SGLang's
                 get_global_expert_location_metadata().physical_to_logical_map_cpu); default: the
                 last map this class returned for the shape when `stable`, else none. Slots of
@@ -129,8 +149,9 @@ class ZeppSglangEplb:
             index) or summing above 1e15 over the steps; counts that do not divide; previous of the
             wrong shape, with ids outside [0, E) or without a slot for some expert; failed_ranks /
             active_ranks out of range, repeated, both given, or leaving too few slots for every
-            expert.
+            expert; an algorithm that is not SGLang's (naming the accepted ones).
         """
+        _algorithm(algorithm)
         return_moves = flag(return_moves, "return_moves")
         tokens = np.asarray(host(tokens_per_expert))
         if tokens.ndim == 3:

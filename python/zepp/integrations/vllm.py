@@ -112,7 +112,7 @@ class ZeppEplbPolicy(_Base):
     def _place(cls, weight, num_replicas, num_groups, num_nodes, num_ranks, previous, previous_name):
         """phy2log [layers, P] int64 numpy: from previous when given, else from the last map
         returned for the shape (when stable), else from scratch."""
-        w = array(weight, "weight", 2, integer=False)
+        w = loads(weight, "weight", 2)  # zepp.rebalance_experts' check: a bad entry named by its index
         key = (w.shape, num_replicas, num_ranks)
         if previous is None and cls.stable:
             previous = cls._current.get(key)
@@ -162,7 +162,8 @@ class ZeppEplbPolicy(_Base):
             uses), expert_count [layers, E]).
 
         Raises:
-            ValueError naming the argument (see zepp.rebalance_experts).
+            ValueError naming the argument (see zepp.rebalance_experts): an entry of weight
+            negative, NaN/inf or above 1e15 named by its index, as there.
         """
         caller = Caller(weight)
         maps = flag(maps, "maps")

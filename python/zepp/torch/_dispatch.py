@@ -28,6 +28,7 @@ weighted output along the reverse of the path it came, added once at each hop.
 Tensors stay on the hidden states' device; only the routing (integer ids) is planned on the CPU.
 """
 
+import zlib
 from collections import namedtuple
 
 import numpy as np
@@ -39,6 +40,23 @@ from ._exchange import Exchange
 from ._routing import even_slots, make_router, zepp_slots
 
 STRATEGIES = ("a2av", "eplb", "zepp")
+# The hidden states' dtypes dispatch moves, numbered for the agreement all_gather (their index).
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+CALLS = ("route", "dispatch")
+
+
+def _named(names):
+    return lambda v: "none" if v < 0 else repr(names[v]) if isinstance(names[v], str) else str(names[v])
+
+
+# What every rank must agree on before rows move, in the order of the agreement all_gather's
+# int64 vector: (argument it comes from, what it is, how a value reads). A mismatch would otherwise
+# size a collective differently on two ranks (gloo aborts the process, the others wait forever)
+# or route rows to ranks that serve other experts.
+AGREED = (("call", "call (route or dispatch)", _named(CALLS)), ("strategy", "strategy", _named(STRATEGIES)),
+          ("hidden", "dtype", _named(DTYPES)), ("hidden", "hidden size", lambda v: "none" if v < 0 else str(v)),
+          ("topk_ids", "top-k", str), ("num_nodes", "number of nodes", str),
+          ("phy2log", "placement (CRC-32 of phy2log)", lambda v: f"{v:#010x}"))
 
 Batch = namedtuple("Batch", "hidden gates local_slots state")
 Batch.__doc__ = """Rows this rank computes: hidden [n, H], gates [n, c] and local_slots [n, c] (slot of
@@ -68,9 +86,13 @@ class Dispatcher:
         ValueError naming the argument: an unknown strategy, slots not dividing over the ranks,
         ranks not dividing over the nodes, an expert without a slot, gemm with another strategy
         than "zepp" or not as zepp.Router takes it. TypeError naming num_nodes when it is not an
-        integer, or dispatch's hidden when it is not a torch tensor. dispatch checks its
+        integer, or dispatch's hidden when it is not a torch tensor. dispatch checks its own
         arguments before its first collective call; a rank that raises there leaves the others
-        waiting in that collective, as with torch.distributed's own collectives.
+        waiting in that collective, as with torch.distributed's own collectives. Its first
+        collective is then a fixed-size all_gather of what the ranks must agree on (strategy,
+        hidden states' dtype and size, top-k, num_nodes, phy2log): where they differ, every
+        rank raises the same ValueError naming the argument and which ranks passed what, before
+        any collective whose sizes depend on them (route of "zepp" does the same).
     """
 
     def __init__(self, phy2log, num_nodes, strategy="zepp", group=None, balance_slack=0.1, gemm=None):
@@ -86,6 +108,7 @@ class Dispatcher:
         if phy.size == 0 or phy.size % world:
             raise ValueError(f"phy2log: expected a positive multiple of the {world} ranks of slots, got {phy.size}")
         self.strategy, self.phy2log, self.num_nodes = strategy, phy, num_nodes
+        self._crc = zlib.crc32(phy.astype("<i8").tobytes())
         self.exchange = Exchange(world // num_nodes, group)
         self.rank, self.world, self.gpn = self.exchange.rank, world, world // num_nodes
         self.slots_per_rank = phy.size // world
@@ -106,14 +129,48 @@ class Dispatcher:
 
     def route(self, topk_ids):
         """[T, k] int64 numpy: the global slot serving each pair of this rank's tokens (-1 for a
-        padding id, -1)."""
+        padding id, -1). With "zepp" a collective call (every rank calls it): the ranks first
+        check that they agree (see the class) and then all-gather their counts; "a2av" and
+        "eplb" route locally."""
+        ids = self._ids(topk_ids)
+        if self.strategy == "zepp":
+            self._agree("route", ids.shape[1])
+        return self._slots(ids)
+
+    def _ids(self, topk_ids):
+        """topk_ids checked locally: [T, k] int64 numpy of expert ids or -1."""
         ids = array(topk_ids, "topk_ids", 2, integer=True)
         if ids.size and (ids.min() < -1 or ids.max() >= self.num_experts):
             raise ValueError(f"topk_ids: expected expert ids in [0, {self.num_experts}) or -1 (padding), got "
                              f"[{ids.min()}, {ids.max()}]")
+        return ids
+
+    def _slots(self, ids):
         if self.strategy == "zepp":
             return zepp_slots(self.router, ids, self.exchange)
         return even_slots(self.phy2log, ids, self.rank)
+
+    def _agree(self, call, k, hidden=None):
+        """All-gather the AGREED fields of every rank (a fixed-size int64 vector, so it cannot
+        itself mismatch) and raise ValueError on every rank alike where they differ, naming the
+        argument, the field and which ranks passed which value."""
+        mine = [CALLS.index(call), STRATEGIES.index(self.strategy),
+                -1 if hidden is None else DTYPES.index(hidden.dtype),
+                -1 if hidden is None else hidden.shape[1], k, self.num_nodes, self._crc]
+        every = self.exchange.all_gather(torch.tensor(mine, dtype=torch.int64)).tolist()
+        problems = []
+        for field, (argument, what, shown) in enumerate(AGREED):
+            ranks = {}
+            for rank, values in enumerate(every):
+                ranks.setdefault(values[field], []).append(rank)
+            if len(ranks) > 1:  # the largest group first: the odd ranks out come last
+                got = " and ".join(f"{shown(v)} on rank{'s' * (len(r) > 1)} {', '.join(map(str, r))}"
+                                   for v, r in sorted(ranks.items(), key=lambda item: (-len(item[1]), item[1])))
+                problems.append(f"{argument}: every rank of the group must pass the same {what}, got {got}")
+                if field == 0:  # route against dispatch: the other fields do not compare
+                    break
+        if problems:
+            raise ValueError("; ".join(problems))
 
     def dispatch(self, hidden, topk_ids, topk_weights):
         """Send this rank's tokens along the plan; returns the Batch of rows to compute here.
@@ -124,18 +181,27 @@ class Dispatcher:
             topk_ids: [T, k] logical expert ids (tensor or array); -1 is padding (as SGLang pads):
                 the pair goes nowhere and adds nothing to its token's output.
             topk_weights: [T, k] gate weights (tensor of hidden's dtype or convertible).
+
+        Every argument is checked on this rank first; then the ranks check that they agree on
+        the strategy, hidden's dtype and size, k, num_nodes and phy2log (one small all_gather),
+        and every rank raises the same ValueError where they do not (see the class).
         """
         if not isinstance(hidden, torch.Tensor):
             raise TypeError(f"hidden: expected a torch tensor [tokens, hidden], got {type(hidden).__name__}")
         if hidden.dim() != 2:
             raise ValueError(f"hidden: expected [tokens, hidden], got shape {tuple(hidden.shape)}")
+        if hidden.dtype not in DTYPES:
+            raise ValueError(f"hidden: expected a floating tensor ({', '.join(str(d) for d in DTYPES)}), "
+                             f"got {hidden.dtype}")
         T, H = hidden.shape
-        slots = self.route(topk_ids)
-        if slots.shape[0] != T:
-            raise ValueError(f"topk_ids: expected one row per token ({T}), got {slots.shape[0]}")
+        ids = self._ids(topk_ids)
+        if ids.shape[0] != T:
+            raise ValueError(f"topk_ids: expected one row per token ({T}), got {ids.shape[0]}")
         weights = torch.as_tensor(topk_weights, dtype=hidden.dtype, device=hidden.device)
-        if tuple(weights.shape) != slots.shape:
-            raise ValueError(f"topk_weights: expected shape {slots.shape} (as topk_ids), got {tuple(weights.shape)}")
+        if tuple(weights.shape) != ids.shape:
+            raise ValueError(f"topk_weights: expected shape {ids.shape} (as topk_ids), got {tuple(weights.shape)}")
+        self._agree("dispatch", ids.shape[1], hidden)
+        slots = self._slots(ids)
         self._shape = (T, H, hidden.dtype, hidden.device)
         self._entry = []  # zepp: the rows this rank received as its node's entry rank (step D)
         if self.strategy == "zepp":
