@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/child_process.hpp"
 #include "core/error.hpp"
 #include "core/gemm_curve.hpp"
 #include "exec/sim_detail.hpp"
@@ -77,6 +78,7 @@ LayerResult simulate(const CommPlan& plan, const Topology& topo, const std::vect
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("sim: pipe: ") + std::strerror(errno));
   std::fflush(nullptr);  // or buffered output would be written twice
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -84,6 +86,7 @@ LayerResult simulate(const CommPlan& plan, const Topology& topo, const std::vect
     throw std::runtime_error(std::string("sim: fork: ") + std::strerror(errno));
   }
   if (pid == 0) {  // child: first byte 'R' + result, or 'E' + error message
+    die_with_parent(parent);
     ::close(fds[0]);
     std::string msg = "R";
     try {

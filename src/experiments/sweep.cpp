@@ -18,11 +18,12 @@
 
 #include <fmt/format.h>
 
+#include "core/child_process.hpp"
 #include "core/error.hpp"
-#include "core/provenance.hpp"
-#include "core/version.hpp"
 #include "core/presets.hpp"
+#include "core/provenance.hpp"
 #include "core/topology_file.hpp"
+#include "core/version.hpp"
 #include "experiments/experiments.hpp"
 #include "formats/results_csv.hpp"
 #include "pipeline/cost.hpp"
@@ -233,9 +234,11 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
       int fds[2];
       if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
       std::fflush(nullptr);
+      const pid_t parent = ::getpid();
       const pid_t pid = ::fork();
       if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
       if (pid == 0) {
+        die_with_parent(parent);
         ::close(fds[0]);
         int code = 0;
         std::string out;
