@@ -114,6 +114,11 @@ def main():
     ap.add_argument("--plot", metavar="PREFIX", help="also write PREFIX.dat, PREFIX.gp, PREFIX.svg")
     ap.add_argument("--check", metavar="DOC", help="exit 1 unless DOC holds every row of the table as printed")
     args = ap.parse_args()
+    # Paths checked before the work (they failed with a traceback after it).
+    if args.check and not pathlib.Path(args.check).is_file():
+        ap.error(f"--check: {args.check} is not a file to compare with")
+    if args.plot and not pathlib.Path(args.plot).resolve().parent.is_dir():
+        ap.error(f"--plot: {pathlib.Path(args.plot).parent} is not an existing folder to write {args.plot}.svg in")
     if args.check and not pathlib.Path(args.trace).is_dir():
         print(f"skipped: {args.trace} is absent (the shared traces)", file=sys.stderr)
         sys.exit(77)

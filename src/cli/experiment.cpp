@@ -162,6 +162,13 @@ void run_report(const ReportFlags& f) {
     if (std::filesystem::exists(beside)) fig11_csv = beside.string();
   }
   check_output_file(f.out, "--out");
+  // The report replaced a results CSV given as --out (found by a fresh-user review).
+  for (const auto& [flag, in] : {std::pair{"--fig9", f.fig9}, {"--fig10", f.fig10}, {"--fig11", fig11_csv},
+                                 {"--fig9-serial", f.fig9_serial}, {"--fig9-pair", f.fig9_pair}, {"--fig9-free", f.fig9_free}}) {
+    std::error_code ec;
+    require(in.empty() || !std::filesystem::equivalent(in, f.out, ec), "--out",
+            f.out + " is the " + flag + " results CSV; the report would replace it: name another file");
+  }
   const std::filesystem::path out(f.out);
   const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
   const std::filesystem::path figs = f.figures_dir.empty() ? dir / "figures" : std::filesystem::path(f.figures_dir);

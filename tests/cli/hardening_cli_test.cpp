@@ -393,6 +393,11 @@ TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
   const std::string csv = write_file("negative.csv", provenance + "\n" + header + "\n" + row.replace(at, latency.size(), "-" + latency) + "\n");
   expect_refused("experiment report --fig9 " + csv + " --out " + ::testing::TempDir() + "/report.md",
                  {"zepp: error: " + csv + ":3: expected a positive number in column latency_us, got '-" + latency + "'"});
+  // The report overwrote a results CSV given as --out too; refused, the CSV kept.
+  const std::string self = write_file("self.csv", provenance + "\n" + header + "\n" + row + "\n");
+  expect_refused("experiment report --fig9 " + self + " --out " + self,
+                 {"--out: " + self + " is the --fig9 results CSV; the report would replace it"});
+  EXPECT_EQ(testing::slurp(self).substr(0, 9), "# made by");
 }
 
 // A fresh user's review: messages that hid what was given or said the wrong thing.
