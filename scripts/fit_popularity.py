@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--traces", default=os.path.join(here, "..", "..", "shared", "data", "traces"))
     ap.add_argument("--tokens", type=int, default=4000, help="tokens simulated per grid point")
     args = ap.parse_args()
+    if args.tokens < 1:
+        ap.error(f"--tokens: expected at least 1 token per grid point, got {args.tokens}")
     files = sorted(glob.glob(os.path.join(args.traces, "qwen3-30b-a3b-load", "*.csv")))
     if not files:
         sys.exit(f"fit_popularity: no qwen3-30b-a3b-load/*.csv under {args.traces}")
