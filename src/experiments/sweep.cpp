@@ -190,8 +190,10 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     std::ifstream in(opt.csv_path, std::ios::binary);  // read_results accepted it: kept as it is
     csv.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     if (!csv.empty() && csv.back() != '\n') csv += '\n';
+    write_results_atomically(opt.csv_path, csv);
   }
-  write_results_atomically(opt.csv_path, csv);
+  // A fresh CSV replaces the file only once a configuration has finished: a sweep that failed on
+  // its first one left the previous results header-only (found by a fresh-user review).
 
   // Traces are read once, before forking; workers share them.
   std::map<std::string, std::unique_ptr<Trace>> traces;
@@ -300,7 +302,8 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
     }
   }
   if (!failure.empty()) {
-    failure += " (finished configurations are in " + opt.csv_path + "; rerun with --resume)";
+    failure += finished > 0 || keep ? " (finished configurations are in " + opt.csv_path + "; rerun with --resume)"
+                                    : " (no configuration finished; " + opt.csv_path + " is as it was)";
     if (failure_kind == "input") throw InputError(failure);
     if (failure_kind == "argument") throw ArgumentError(failure);
     throw std::runtime_error(failure);

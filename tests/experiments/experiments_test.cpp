@@ -130,12 +130,13 @@ TEST(Sweep, ResumeRunsTheStrategiesAConfigurationLacks) {
 
 // Issue 15: a sweep killed by SIGKILL in the middle of writing its CSV (here: half the file
 // written, through the fault hook of write_results_atomically) loses nothing: --resume finishes
-// with every configuration exactly once and no torn row. Killed in the 2nd write (the first
-// configuration's rows) and in the 3rd (the second's, the first already recorded).
+// with every configuration exactly once and no torn row. Killed in the 1st write (the first
+// configuration's rows; a fresh CSV is written only then, so there is none yet) and in the 2nd
+// (the second's, the first already recorded).
 TEST(Sweep, KilledMidWriteResumesWithEveryConfigurationOnce) {
   SweepSpec spec = tiny_spec();
   spec.sizes_mb = {0.04, 0.08, 0.12};
-  for (const char* kill_in : {"2", "3"}) {
+  for (const char* kill_in : {"1", "2"}) {
     SweepOptions opt;
     opt.csv_path = scratch(std::string("killed-") + kill_in + ".csv").string();
     opt.progress = nullptr;
@@ -154,8 +155,10 @@ TEST(Sweep, KilledMidWriteResumesWithEveryConfigurationOnce) {
     ::waitpid(child, &status, 0);
     ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the fault hook did not fire";
     EXPECT_TRUE(fs::exists(opt.csv_path + ".tmp"));  // the torn write, never renamed into place
-    const size_t recorded = read_results(opt.csv_path).size();  // parses: no torn row
-    EXPECT_EQ(recorded, std::string(kill_in) == "2" ? 0u : 2u);
+    const bool first = std::string(kill_in) == "1";
+    EXPECT_EQ(fs::exists(opt.csv_path), !first);
+    const size_t recorded = first ? 0 : read_results(opt.csv_path).size();  // parses: no torn row
+    EXPECT_EQ(recorded, first ? 0u : 2u);
 
     opt.resume = true;
     EXPECT_EQ(run_sweep(spec, opt), 3 - int(recorded / 2));
@@ -225,6 +228,28 @@ TEST(Sweep, AFailingConfigurationIsReportedByName) {
   } catch (const ArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("k2 a100 N=5"), std::string::npos) << e.what();
   }
+}
+
+// A sweep whose first configuration failed in its worker (iser-moe on a100, found there) left the
+// previous results header-only: a fresh CSV now replaces the file only once a configuration is done.
+TEST(Sweep, AFailureBeforeAnyConfigurationLeavesThePreviousCsv) {
+  SweepOptions opt;
+  opt.csv_path = scratch("kept.csv").string();
+  opt.progress = nullptr;
+  {
+    std::ofstream f(opt.csv_path);
+    f << "previous results\n";
+  }
+  SweepSpec spec = tiny_spec();
+  spec.strategies = {"a2av", "iser-moe"};
+  try {
+    run_sweep(spec, opt);
+    FAIL() << "expected an error";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("(no configuration finished; " + opt.csv_path + " is as it was)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(opt.csv_path), "previous results\n");
 }
 
 // A configuration no placement fits failed only when its turn came, after the CSV was rewritten
