@@ -60,6 +60,10 @@ void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
   // first: the default CSV is in it, and a bad --plots was reported as a bad --csv.
   check_output_dir(f.plots_dir, "--plots");
   check_output_file(opt.csv_path, "--csv");
+  // The same path as both (neither existing yet) failed only after the sweep, naming "out_dir".
+  require(std::filesystem::absolute(opt.csv_path).lexically_normal() !=
+              std::filesystem::absolute(f.plots_dir).lexically_normal(),
+          "--csv", opt.csv_path + " is also the --plots folder: name a file for the results and a folder for the plots");
   if (spec.experiment == "fig9") {
     std::vector<std::string> workloads;
     for (const auto& w : spec.workloads) workloads.push_back(w.name);

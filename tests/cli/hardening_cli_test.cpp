@@ -393,6 +393,11 @@ TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
   const std::string csv = write_file("negative.csv", provenance + "\n" + header + "\n" + row.replace(at, latency.size(), "-" + latency) + "\n");
   expect_refused("experiment report --fig9 " + csv + " --out " + ::testing::TempDir() + "/report.md",
                  {"zepp: error: " + csv + ":3: expected a positive number in column latency_us, got '-" + latency + "'"});
+  // --csv and --plots the same path: the sweep ran, then failed naming "out_dir".
+  const std::string both = ::testing::TempDir() + "/both.csv";
+  expect_refused("experiment fig9 --workloads deepseek-v2-lite --nodes 2 --sizes 1 --strategies a2av --csv " + both +
+                     " --plots " + both,
+                 {"--csv: " + both + " is also the --plots folder"});
   // The report overwrote a results CSV given as --out too; refused, the CSV kept.
   const std::string self = write_file("self.csv", provenance + "\n" + header + "\n" + row + "\n");
   expect_refused("experiment report --fig9 " + self + " --out " + self,
