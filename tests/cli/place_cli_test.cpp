@@ -126,6 +126,17 @@ std::string placement_file(const std::string& name, const std::string& format, c
                               "\": " + rows.dump() + extra + "}");
 }
 
+// A routing JSONL trace of layers 1 and 2 (8 experts, top-2, 8 tokens each) for Mixtral-8x7B.
+std::string two_layer_trace(const std::string& name) {
+  std::string log;
+  for (int layer : {1, 2})
+    for (int e = 0; e < 8; ++e)
+      log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(layer) + R"(,"experts":[)" +
+             std::to_string(e) + "," + std::to_string((e + layer) % 8) + R"(],"gating_probs":[0.6,0.4],"token_idx":)" +
+             std::to_string(e) + "}\n";
+  return write_file(name, log);
+}
+
 // Layers a --previous has beyond the loads were dropped without a word (3 rows for the 2-layer
 // example), where too few said "has 1 layers, the loads 2": a count that differs is refused both
 // ways (eplb-json), a layer the loads do not have is refused naming it (sglang, trtllm). SGLang's
@@ -163,13 +174,7 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
 
   // A trace's layers 1 and 2: the SGLang file written for them has a trivial row 0 and is taken
   // back; a TensorRT-LLM file naming layer 0 is not.
-  std::string log;
-  for (int layer : {1, 2})
-    for (int e = 0; e < 8; ++e)
-      log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(layer) + R"(,"experts":[)" +
-             std::to_string(e) + "," + std::to_string((e + layer) % 8) + R"(],"gating_probs":[0.6,0.4],"token_idx":)" +
-             std::to_string(e) + "}\n";
-  const std::string trace = write_file("place_rows_trace.jsonl", log);
+  const std::string trace = two_layer_trace("place_rows_trace.jsonl");
   const std::string placed = (testing::process_dir() / "place_rows_trace_sglang.json").string();
   const std::string on_trace = "place --policy zepp --trace " + trace + " --model mixtral-8x7b --nodes 1 --gpus-per-node 2";
   ASSERT_EQ(run_zepp(on_trace + " --output-format sglang --output " + placed).status, 0);
@@ -188,13 +193,7 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
 // An eplb-json --previous made from a trace names its layers ("layers"); rows pair by position,
 // so the placement of other layers (ids 5, 6 here) was taken for layers 1, 2 without a word.
 TEST(PlaceCli, EplbJsonPreviousLayersMustBeTheTraces) {
-  std::string log;
-  for (int layer : {1, 2})
-    for (int e = 0; e < 8; ++e)
-      log += R"({"dataset":"g","problem_id":0,"layer":)" + std::to_string(layer) + R"(,"experts":[)" +
-             std::to_string(e) + "," + std::to_string((e + layer) % 8) + R"(],"gating_probs":[0.6,0.4],"token_idx":)" +
-             std::to_string(e) + "}\n";
-  const std::string trace = write_file("place_layers_trace.jsonl", log);
+  const std::string trace = two_layer_trace("place_layers_trace.jsonl");
   const std::string on_trace = "place --policy zepp --trace " + trace + " --model mixtral-8x7b --nodes 1 --gpus-per-node 2";
   const auto placed = run_zepp(on_trace);
   ASSERT_EQ(placed.status, 0) << placed.err;
