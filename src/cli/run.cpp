@@ -148,18 +148,19 @@ bool has_mpi_execution(const std::string& name) { return name != "iser-moe" && n
 void check_flags(const RunFlags& f) {
   require(f.tolerance > 0, "--tolerance", "must be positive");
   require(f.format == "table" || f.format == "json", "--format", "expected table or json");
+  std::vector<std::string> names;
   try {
-    strategy_list(f.strategies, "--strategy");
+    names = strategy_list(f.strategies, "--strategy");
   } catch (const ArgumentError& e) {  // an unknown name: list what runs here, not the sim-only ones
     const std::string m = e.what();
     if (m.find("unknown strategy") == std::string::npos) throw;
-    std::string names;
+    std::string runnable;
     for (const auto& n : strategy_names())
-      if (has_mpi_execution(n)) names += (names.empty() ? "" : ", ") + n;
-    throw ArgumentError(m.substr(0, m.find(", expected one of ")) + ", expected one of " + names);
+      if (has_mpi_execution(n)) runnable += (runnable.empty() ? "" : ", ") + n;
+    throw ArgumentError(m.substr(0, m.find(", expected one of ")) + ", expected one of " + runnable);
   }
   // The MPI executor refused these only after every rank had planned ("plan: task N: ...").
-  for (const auto& name : strategy_list(f.strategies, "--strategy"))
+  for (const auto& name : names)
     require(has_mpi_execution(name), "--strategy",
             name + " runs on the sim executor only (zepp simulate --strategies " + name +
                 "): its in-switch multicast and shared-expert tasks have no MPI execution");
@@ -169,11 +170,8 @@ void check_flags(const RunFlags& f) {
   require_in_range(f.opt.strategy.nic_slack, "--nic-slack", 0, 1e6);
   require(f.opt.strategy.swap_horizon >= 1 && f.opt.strategy.swap_horizon <= 1000000, "--swap-horizon",
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.strategy.swap_horizon));
-  {
-    const auto names = strategy_list(f.strategies, "--strategy");
-    require(!f.swap_horizon_given || std::find(names.begin(), names.end(), "zepp+swaps") != names.end(), "--swap-horizon",
-            "only acts with zepp+swaps in --strategy; leave it out or add that");
-  }
+  require(!f.swap_horizon_given || std::find(names.begin(), names.end(), "zepp+swaps") != names.end(), "--swap-horizon",
+          "only acts with zepp+swaps in --strategy; leave it out or add that");
   require(std::isfinite(f.tolerance), "--tolerance", "expected a finite positive number");
   // Accepted and ignored before (zepp simulate refuses the first as well).
   require(!f.layer_given || f.layers.empty(), "--layer",
@@ -196,8 +194,8 @@ void check_flags(const RunFlags& f) {
   // on the nodes given, or one node.
   {
     WorkloadFlags sized = f.w;
-    sized.strategies = int(strategy_list(f.strategies, "--strategy").size());
-    sized.zepp_placement = packs_with_zepp(strategy_list(f.strategies, "--strategy"));
+    sized.strategies = int(names.size());
+    sized.zepp_placement = packs_with_zepp(names);
     sized.runs_per_strategy = f.opt.repeat;
     if (!f.nodes_given) sized.nodes = 1;
     check_cost(sized, sized.model_shape(), sized.cluster());

@@ -144,7 +144,7 @@ DriftWorkload::DriftWorkload(const Trace& trace, const ModelShape& model, const 
       require(under.empty(), "dataset",
               "--drift serves one dataset, named whole; '" + opt.dataset + "' names " + std::to_string(under.size()) +
                   ": " + join(under));
-      require(false, "dataset", "'" + opt.dataset + "' is not a dataset of the trace (" + join(names_) + ")");
+      throw ArgumentError("dataset: '" + opt.dataset + "' is not a dataset of the trace (" + join(names_) + ")");
     }
     target = int(it - names_.begin());
   }
