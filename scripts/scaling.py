@@ -111,7 +111,17 @@ same instant differently, which moves latencies by up to 2e-4 (zepp 31,336.5 -> 
 Merging the concurrent flows of one GPU pair is not faithful under max-min sharing (one flow gets
 one share where k flows get k), and S4U sets no sharing weight per comm. What remains: a max-min
 solver of our own for this topology (an inter-node flow crosses exactly its sender's egress and
-its receiver's ingress) that updates only what a completion changes, or fewer flows in flight."""
+its receiver's ingress) that updates only what a completion changes, or fewer flows in flight.
+
+The linear removal, identified (6 Dec 2026 08:30 UTC, perf with DWARF call graphs on `zepp
+simulate --model kimi-k2 --nodes 16 --gpus-per-node 4 --size-mb 16 --strategies zepp`, 23% of
+the samples: 14% under `CommImpl::finish`, 9% under `ExecImpl::post`): SimGrid 3.32 records
+every activity in the `activities_` list of the actor that created it, and ours are all created
+by maestro (the scheduler has no actor per task), so that list holds every transfer and GEMM in
+flight, and each completion runs `std::list::remove` over all of it, one more O(F) term per
+event. Creating the activities with no current context (SimGrid's internal
+`Context::set_current(nullptr)`), which skips the registration, was tried: the activities then
+never report their completion (`task 0 never ran`), so the registration stays."""
 
 
 def run_once(zepp, args):
