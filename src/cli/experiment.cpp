@@ -7,10 +7,13 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
 #include "core/error.hpp"
+#include "core/presets.hpp"
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
 #include "core/topology_file.hpp"
@@ -52,8 +55,25 @@ experiments::SweepSpec narrowed(experiments::SweepSpec spec, const SweepFlags& f
   return spec;
 }
 
+// Every configuration's size within `zepp simulate`'s bound (check_experiment_size), before any
+// runs: 1e6 MB per GPU grew a worker's memory without bound.
+void check_sizes(const experiments::SweepSpec& spec) {
+  for (const auto& ws : spec.workloads)
+    for (const auto& t : spec.topologies)
+      for (int n : spec.nodes) {
+        if (n < 1) continue;  // refused by run_sweep, naming --nodes
+        const Topology topo = cluster_topology(t, n, "--topologies");
+        for (double mb : spec.sizes_mb)
+          check_experiment_size("--sizes", mb,
+                                fmt::format("{} configuration {} {} N={}", spec.experiment, ws.name, t, n),
+                                model_preset(ws.model), topo, int(spec.strategies.size()),
+                                packs_with_zepp(spec.strategies));
+      }
+}
+
 void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
   const experiments::SweepSpec spec = narrowed(base, f);
+  check_sizes(spec);
   experiments::SweepOptions opt = f.opt;
   if (opt.csv_path.empty()) opt.csv_path = f.plots_dir + "/" + spec.experiment + ".csv";
   // Outputs checked before the sweep: a device, FIFO or folder is refused, never replaced. --plots
@@ -143,6 +163,15 @@ void run_fig11_cmd(const Fig11Flags& f) {
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
   require_in_range(f.opt.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU, as fig9's
+  {  // each size within `zepp simulate`'s bound, one MoE layer's run taken once per MoE layer
+    const ModelShape model = model_preset(spec.model);
+    const Topology topo = cluster_topology(spec.topology, spec.nodes);
+    for (double mb : spec.sizes_mb)
+      check_experiment_size("--sizes", mb,
+                            fmt::format("fig11 configuration {} {} N={} ({} MoE layers)", spec.model, spec.topology,
+                                        spec.nodes, model.moe_layers),
+                            model, topo, int(spec.systems.size()), packs_with_zepp(spec.systems), std::max(1, model.moe_layers));
+  }
   const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
   check_output_dir(f.plots, "--plots");  // first: the default CSV is in it
   check_output_file(csv, "--csv");
