@@ -114,7 +114,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--traces", f->opt.traces_dir, "Folder of the real traces (shared/data/traces)")->capture_default_str();
   cmd->add_option("--csv", f->opt.csv_path, "Results CSV (default: PLOTS/" + name + ".csv); rewritten unless --resume");
   cmd->add_option("--plots", f->plots_dir, "Folder for the CSV default, the SVG figures and their gnuplot scripts")->capture_default_str();
-  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and run only the rows it lacks: new configurations, and strategies of --strategies a configuration has no row for");
+  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and run only the rows it lacks: new configurations, and strategies of --strategies a configuration has no row for (refused when the CSV was made with other --planning, --link-sharing, --seed, --extra-slots, --balance-slack or --nic-slack)");
   cmd->add_option("--jobs", f->opt.jobs, "Configurations simulated at once (default: CPU count)");
   cmd->add_option("--workloads", f->workloads, "Only these workloads (comma-separated)")->delimiter(',');
   cmd->add_option("--strategies", f->strategies, "Strategies to run (comma-separated; must include a2av)")->delimiter(',');

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -53,10 +54,14 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   ASSERT_EQ(run_sweep(spec, opt), 1);
 
   const std::string text = slurp(opt.csv_path);
-  // Line 1 says which program made it (core/provenance.hpp), line 2 is the header.
+  // Line 1 says which program made it (core/provenance.hpp), line 2 with which settings that are no
+  // column, line 3 is the header.
   EXPECT_EQ(text.substr(0, text.find('\n') + 1), provenance_line());
   EXPECT_NE(text.find(std::string("(commit ") + git_commit() + ")"), std::string::npos) << text;
-  const std::string body = text.substr(text.find('\n') + 1);
+  std::string body = text.substr(text.find('\n') + 1);
+  EXPECT_EQ(body.substr(0, body.find('\n') + 1),
+            "# settings: --planning=model --link-sharing=fair --seed=1 --extra-slots=2 --balance-slack=0.1 --nic-slack=0\n");
+  body = body.substr(body.find('\n') + 1);
   EXPECT_EQ(body.substr(0, body.find('\n') + 1), csv_header());
   EXPECT_EQ(csv_header(),
             "experiment,workload,model,trace,synthetic,layer,topology,nodes,gpus,size_mb,tokens_per_gpu,strategy,"
@@ -126,6 +131,96 @@ TEST(Sweep, ResumeRunsTheStrategiesAConfigurationLacks) {
 
   EXPECT_EQ(run_sweep(spec, opt), 0);  // nothing lacking now
   EXPECT_EQ(read_results(opt.csv_path).size(), 3u);
+}
+
+// --resume checked the kept CSV's commit and experiment but not the settings that change results
+// and are no column: a CSV begun with --seed 1 was finished with --seed 2, and one begun with
+// --planning free with the charge, as one sweep. Each such setting differing is refused, naming
+// it and both values, the file left as it was; equal settings resume.
+TEST(Sweep, ResumeRefusesAFileMadeWithOtherSettings) {
+  SweepOptions opt;
+  opt.csv_path = scratch("resume-settings.csv").string();
+  opt.progress = nullptr;
+  const SweepSpec spec = tiny_spec();
+  ASSERT_EQ(run_sweep(spec, opt), 1);
+  const std::string text = slurp(opt.csv_path);
+  std::optional<Provenance> made_by;
+  read_results(opt.csv_path, &made_by);
+  ASSERT_TRUE(made_by && made_by->settings);
+  EXPECT_EQ(*made_by->settings, sweep_settings(opt));
+
+  opt.resume = true;
+  SweepSpec more = spec;
+  more.sizes_mb = {0.04, 0.08};
+  const std::vector<std::pair<std::function<void(SweepOptions&)>, std::string>> changes = {
+      {[](SweepOptions& o) { o.strategy.planning = PlanningMode::Free; }, "--planning model, this run has --planning free"},
+      {[](SweepOptions& o) { o.link_sharing = LinkSharing::Serial; }, "--link-sharing fair, this run has --link-sharing serial"},
+      {[](SweepOptions& o) { o.seed = 2; }, "--seed 1, this run has --seed 2"},
+      {[](SweepOptions& o) { o.strategy.extra_slots = 3; }, "--extra-slots 2, this run has --extra-slots 3"},
+      {[](SweepOptions& o) { o.strategy.balance_slack = 0.2; }, "--balance-slack 0.1, this run has --balance-slack 0.2"},
+      {[](SweepOptions& o) { o.strategy.nic_slack = 0.5; }, "--nic-slack 0, this run has --nic-slack 0.5"},
+  };
+  for (const auto& [change, values] : changes) {
+    SweepOptions other = opt;
+    change(other);
+    try {
+      run_sweep(more, other);
+      ADD_FAILURE() << "expected ArgumentError for " << values;
+    } catch (const ArgumentError& e) {
+      EXPECT_EQ(std::string(e.what()), "--resume: " + opt.csv_path + " was made with " + values +
+                                           ": finishing it would mix results of different settings; rerun with " +
+                                           values.substr(0, values.find(',')) + ", or without --resume");
+    }
+    EXPECT_EQ(slurp(opt.csv_path), text);
+  }
+  EXPECT_EQ(run_sweep(more, opt), 1);  // the same settings: the new size runs
+
+  // A file of this program without a settings line is read by its command line, and one whose
+  // command is no sweep (here: none recorded) is refused rather than guessed.
+  std::string no_settings = text;
+  const size_t line2 = no_settings.find('\n') + 1;
+  no_settings.erase(line2, no_settings.find('\n', line2) + 1 - line2);
+  std::ofstream(opt.csv_path) << no_settings;
+  try {
+    run_sweep(spec, opt);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume: " + opt.csv_path + " records neither its settings nor a zepp "
+                                         "experiment fig9/fig10 command"),
+              std::string::npos) << e.what();
+  }
+}
+
+// The settings line is read back and blanked (line numbers kept); a file written before it has
+// its settings read from the command of its provenance line, the flags it leaves out at today's
+// defaults.
+TEST(Sweep, SettingsAreReadFromTheSettingsLineOrTheRecordedCommand) {
+  std::string text = "# made by zepp 0.1.0 (commit abc) with: zepp experiment fig9 --csv 'a b.csv'\n"
+                     "# settings: --planning=free --link-sharing=pair --seed=7\nheader\n";
+  const auto p = take_provenance(text);
+  ASSERT_TRUE(p && p->settings);
+  EXPECT_EQ(*p->settings, (Settings{{"--planning", "free"}, {"--link-sharing", "pair"}, {"--seed", "7"}}));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_EQ(text.substr(text.rfind('\n', text.size() - 2) + 1), "header\n");
+  EXPECT_EQ(text.find_first_not_of(" \n"), text.find("header"));
+  EXPECT_EQ(command_words(p->command), (std::vector<std::string>{"zepp", "experiment", "fig9", "--csv", "a b.csv"}));
+  EXPECT_EQ(command_words("zepp x 'it'\\''s'"), (std::vector<std::string>{"zepp", "x", "it's"}));
+
+  bool from_command = false;
+  EXPECT_EQ(sweep_settings_of(p, &from_command), p->settings);
+  EXPECT_FALSE(from_command);
+  Provenance old{"0.1.0", "abc",
+                 "zepp experiment fig9 --traces /t --planning free --seed=3 --balance-slack 0.10 --csv x.csv", {}};
+  const auto s = sweep_settings_of(old, &from_command);
+  EXPECT_TRUE(from_command);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (Settings{{"--planning", "free"}, {"--link-sharing", "fair"}, {"--seed", "3"}, {"--extra-slots", "2"},
+                          {"--balance-slack", "0.1"}, {"--nic-slack", "0"}}));
+  old.command = "zepp experiment fig12 --seed 3";
+  EXPECT_FALSE(sweep_settings_of(old));
+  old.command = "zepp experiment fig10 --seed x";
+  EXPECT_FALSE(sweep_settings_of(old));
+  EXPECT_FALSE(sweep_settings_of(std::nullopt));
 }
 
 // Issue 15: a sweep killed by SIGKILL in the middle of writing its CSV (here: half the file
