@@ -208,18 +208,21 @@ void run_report(const ReportFlags& f) {
   check_output_dir(figs.string(), "--figures");
   // Each file's provenance line (core/provenance.hpp): one report, one program, unless asked.
   experiments::MadeBy made_by;
-  auto results = [&](const std::string& path) {
-    if (path.empty()) return std::vector<experiments::ResultRow>{};
-    std::optional<Provenance> p;
-    auto rows = experiments::read_results(path, &p);
-    made_by.emplace_back(path, p);
-    return rows;
+  std::vector<experiments::ReportInput> inputs;  // each sweep CSV with its flag, for check_report_inputs
+  auto results = [&](const std::string& flag, const std::string& path) {
+    experiments::ReportInput in{flag, path, {}, std::nullopt};
+    if (!path.empty()) {
+      in.rows = experiments::read_results(path, &in.made_by);
+      made_by.emplace_back(path, in.made_by);
+    }
+    inputs.push_back(in);
+    return in.rows;
   };
-  const auto fig9 = results(f.fig9);
-  const auto fig10 = results(f.fig10);
-  const auto serial = results(f.fig9_serial);
-  const auto pair = results(f.fig9_pair);
-  const auto fig9_free = results(f.fig9_free);
+  const auto fig9 = results("--fig9", f.fig9);
+  const auto fig10 = results("--fig10", f.fig10);
+  const auto serial = results("--fig9-serial", f.fig9_serial);
+  const auto pair = results("--fig9-pair", f.fig9_pair);
+  const auto fig9_free = results("--fig9-free", f.fig9_free);
   std::vector<experiments::Fig11Row> fig11;
   if (!fig11_csv.empty()) {
     std::optional<Provenance> p;
@@ -227,6 +230,8 @@ void run_report(const ReportFlags& f) {
     made_by.emplace_back(fig11_csv, p);
   }
   if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial/--fig9-pair/--fig9-free");
+  // Speedup bases, experiments and the settings each section describes, before anything is drawn.
+  experiments::check_report_inputs(inputs);
   {  // every figure's files before the first is drawn
     std::vector<std::string> workloads;
     for (const auto& r : fig9)
