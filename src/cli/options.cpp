@@ -276,12 +276,18 @@ void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology&
 void check_experiment_size(const std::string& flag, double size_mb, const std::string& configuration,
                            const ModelShape& model, const Topology& topo, int strategies, bool zepp_placement,
                            double runs) {
+  const std::string what = flag + ": " + g_format(size_mb) + " MiB per GPU in " + configuration;
   // The defaults of check_cost: no --max-memory (what this process may allocate), --max-minutes 60.
   const WorkloadFlags defaults;
   const CostEstimate e = size_cost(model, topo, size_mb, strategies, zepp_placement, runs);
-  const std::string what = flag + ": " + g_format(size_mb) + " MiB per GPU in " + configuration;
   check_budget(e, memory_budget_bytes(), what, defaults.max_minutes * 60, what,
                "use a smaller " + flag + " (the bound zepp simulate applies by default)");
+  try {  // then the batch's bounds, as simulate's workload builder holds them (found in a worker before)
+    check_batch_size(model, topo, size_mb);
+  } catch (const ArgumentError& err) {
+    const std::string why = err.what();
+    throw ArgumentError(what + ": " + why.substr(why.find(": ") + 2));
+  }
 }
 
 ResolvedWorkload resolve(const WorkloadFlags& f) {

@@ -62,8 +62,10 @@ void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology&
 // no --max-memory or --max-minutes: one configuration, `strategies` strategies on `size_mb` MiB
 // per GPU of `model` on `topo`, `runs` times (its layers; the time only). Called for every
 // configuration before the first runs (a size `zepp simulate` refused grew memory without bound
-// in a sweep's worker). Throws ArgumentError "FLAG: SIZE MiB per GPU in CONFIGURATION: this run
-// needs about ..., more than the ... available; use a smaller FLAG ...".
+// in a sweep's worker), then the batch bounds of the workload builder (check_batch_size: at least
+// one token per GPU, at most 2^31 (token, expert) pairs), which a worker found. Throws
+// ArgumentError "FLAG: SIZE MiB per GPU in CONFIGURATION: this run needs about ..., more than the
+// ... available; use a smaller FLAG ..." (or the batch bound's reason).
 void check_experiment_size(const std::string& flag, double size_mb, const std::string& configuration,
                            const ModelShape& model, const Topology& topo, int strategies, bool zepp_placement,
                            double runs = 1);

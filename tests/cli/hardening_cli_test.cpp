@@ -375,6 +375,10 @@ TEST(Hardening, ExperimentSizesBeyondSimulatesBoundAreRefusedFirst) {
   expect_refused("experiment fig10 --sizes 1e6" + plots,
                  {"zepp: invalid argument: --sizes: 1e+06 MiB per GPU in fig10 configuration kimi-k2 a100 N=2: this run "
                   "needs about "});
+  // Below one token per GPU the workload builder refused the size in the configuration's worker.
+  expect_refused("experiment fig10 --sizes 1,1e-9" + plots,
+                 {"zepp: invalid argument: --sizes: 1e-09 MiB per GPU in fig10 configuration kimi-k2 a100 N=2: 1e-09 MiB "
+                  "per GPU holds less than one token of 14336 bytes (hidden x 2)"});
   expect_refused("experiment fig11 --sizes 1,1e6" + plots,
                  {"zepp: invalid argument: --sizes: 1e+06 MiB per GPU in fig11 configuration qwen3-30b-a3b a100 N=4 (48 "
                   "MoE layers): this run needs about "});
