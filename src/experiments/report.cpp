@@ -521,21 +521,32 @@ void set_value(Settings& s, const std::string& flag, const std::string& value) {
     if (f == flag) v = value;
 }
 
-// Every configuration's a2av row: the base of speedup_vs_a2av and of the tables' a2av column.
+// Every configuration's a2av row, the base of speedup_vs_a2av and of the tables' a2av column, and
+// each row's speedup_vs_a2av its latency over that row's (the sweep writes both to 17 digits).
 void check_speedup_bases(const ReportInput& in) {
   std::vector<std::pair<std::string, const ResultRow*>> configs;  // key, first row, in file order
-  std::set<std::string> keys, with_a2av;
+  std::map<std::string, const ResultRow*> a2av;
   for (const auto& r : in.rows) {
     const std::string key = r.experiment + "/" + config_key(r);
-    if (keys.insert(key).second) configs.emplace_back(key, &r);
-    if (r.strategy == "a2av") with_a2av.insert(key);
+    if (std::none_of(configs.begin(), configs.end(), [&](const auto& c) { return c.first == key; }))
+      configs.emplace_back(key, &r);
+    if (r.strategy == "a2av") a2av[key] = &r;
   }
   for (const auto& [key, r] : configs)
-    if (!with_a2av.count(key))
+    if (!a2av.count(key))
       throw InputError(fmt::format("{}:{}: configuration {} {} N={} {} MB ({}) has no a2av row, the base of its "
                                    "speedups (speedup_vs_a2av) and of the report's a2av column; run the sweep "
                                    "again for it (a2av runs in every configuration)",
                                    in.path, r->line, r->workload, r->topology, r->nodes, r->size_mb, r->experiment));
+  for (const auto& r : in.rows) {
+    const ResultRow& base = *a2av.at(r.experiment + "/" + config_key(r));
+    const double expected = base.latency_us / r.latency_us;
+    if (!(std::abs(r.speedup_vs_a2av - expected) <= 1e-9 * expected))
+      throw InputError(fmt::format("{}:{}: speedup_vs_a2av {} disagrees with the latencies: a2av's {} µs (line {}) / "
+                                   "{} µs is {}",
+                                   in.path, r.line, r.speedup_vs_a2av, base.latency_us, base.line, r.latency_us,
+                                   expected));
+  }
 }
 
 // What the report's text says of the file each flag names: (setting, value, where it says so).

@@ -62,7 +62,8 @@ struct ReportInput {
 
 // What the report checks of its CSVs before it draws anything (read_results has refused a second
 // row of a configuration and strategy). Throws InputError "FILE:LINE: ..." when
-// - a configuration has no a2av row, the base of its speedups (the line of its first row);
+// - a configuration has no a2av row, the base of its speedups (the line of its first row), or a
+//   row's speedup_vs_a2av is not a2av's latency over its own (beyond 1e-9 relative);
 // - a row is of another experiment than its flag takes (--fig10: fig10, the others fig9);
 // - a file was made with other settings (sweep_settings_of) than its section describes: --fig9 and
 //   --fig10 with --link-sharing fair, and --fig9 with --planning model beside --fig9-free;

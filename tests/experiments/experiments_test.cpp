@@ -502,11 +502,13 @@ TEST(ResultsCsv, ASecondRowOfAConfigurationAndStrategyIsRefused) {
 class ReportInputs : public ::testing::Test {
  protected:
   // A results file `name` of `rows` after `first_lines` (provenance, settings), read back as the
-  // report reads it, for `flag`.
+  // report reads it, for `flag`; rows without a speedup get a2av's latency over theirs.
   ReportInput input(const std::string& flag, const std::string& name, const std::string& first_lines,
                     std::vector<ResultRow> rows) {
     std::string text = first_lines + csv_header();
-    for (auto& r : with_speedups(rows)) {
+    const auto computed = with_speedups(rows);  // for the rows given without a speedup
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ResultRow r = rows[i].speedup_vs_a2av == 0 ? computed[i] : rows[i];
       if (r.speedup_vs_a2av == 0) r.speedup_vs_a2av = 1;  // no a2av beside it: any positive speedup reads
       text += csv_line(r);
     }
@@ -539,13 +541,18 @@ class ReportInputs : public ::testing::Test {
   testing::TempDir dir;
 };
 
-TEST_F(ReportInputs, AConfigurationWithoutItsA2avRowOrOfAnotherExperimentIsRefused) {
+TEST_F(ReportInputs, AConfigurationWithoutItsA2avRowOrOfAnotherExperimentIsRefused) {  // or with another speedup
   auto no_base = rows();
   no_base.erase(no_base.begin() + 2);  // N=8 keeps zepp only, on line 6 (after provenance, settings, header)
   const ReportInput fig9 = input("--fig9", "fig9.csv", made_with(), no_base);
   EXPECT_EQ(refusal({fig9}), fig9.path + ":6: configuration qwen3-235b a100 N=8 1 MB (fig9) has no a2av row, the base of "
                                           "its speedups (speedup_vs_a2av) and of the report's a2av column; run the sweep "
                                           "again for it (a2av runs in every configuration)");
+  auto wrong = with_speedups(rows());
+  wrong[3].speedup_vs_a2av = 2.5;  // 400 / 200 = 2
+  const ReportInput edited = input("--fig9", "edited.csv", made_with(), wrong);
+  EXPECT_EQ(refusal({edited}), edited.path + ":7: speedup_vs_a2av 2.5 disagrees with the latencies: a2av's 400 µs (line "
+                                             "6) / 200 µs is 2");
   const ReportInput fig10 = input("--fig10", "fig10.csv", made_with(), rows());
   EXPECT_EQ(refusal({fig10}), fig10.path + ":4: --fig10 takes fig10 results, got a row of fig9");
   EXPECT_EQ(refusal({input("--fig10", "fig10.csv", made_with(), rows("model", "fig10"))}), "accepted");
