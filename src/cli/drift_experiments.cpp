@@ -99,6 +99,13 @@ void run(DriftFlags f, const std::string& name) {
       throw ArgumentError(c.workload + " (" + c.model + "): " + e.what());
     }
   }
+  // Each workload's size within `zepp simulate`'s bound, per served iteration (1e6 MB per GPU grew
+  // memory without bound; the rotating scenario's iteration count is known once the trace is read).
+  for (const DriftCase& c : cases)
+    check_experiment_size("--size-mb", f.opt.size_mb, name + " workload " + c.workload + " (" + c.model + ") on " +
+                                                          f.opt.topology + " N=" + std::to_string(f.opt.nodes) +
+                                                          ", each iteration",
+                          model_preset(c.model), topo, int(f.opt.systems.size()), packs_with_zepp(f.opt.systems));
   const std::string base = f.out_dir + "/" + name;
   check_output_dir(f.out_dir, "--out");  // before the experiment: outputs that cannot be written
   for (const char* ext : {".csv", ".md"}) check_output_file(base + ext, "--out");

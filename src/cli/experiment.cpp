@@ -7,10 +7,13 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cli/commands.hpp"
 #include "cli/options.hpp"
 #include "cli/serve.hpp"
 #include "core/error.hpp"
+#include "core/presets.hpp"
 #include "core/output_file.hpp"
 #include "core/provenance.hpp"
 #include "core/topology_file.hpp"
@@ -52,8 +55,25 @@ experiments::SweepSpec narrowed(experiments::SweepSpec spec, const SweepFlags& f
   return spec;
 }
 
+// Every configuration's size within `zepp simulate`'s bound (check_experiment_size), before any
+// runs: 1e6 MB per GPU grew a worker's memory without bound.
+void check_sizes(const experiments::SweepSpec& spec) {
+  for (const auto& ws : spec.workloads)
+    for (const auto& t : spec.topologies)
+      for (int n : spec.nodes) {
+        if (n < 1) continue;  // refused by run_sweep, naming --nodes
+        const Topology topo = cluster_topology(t, n, "--topologies");
+        for (double mb : spec.sizes_mb)
+          check_experiment_size("--sizes", mb,
+                                fmt::format("{} configuration {} {} N={}", spec.experiment, ws.name, t, n),
+                                model_preset(ws.model), topo, int(spec.strategies.size()),
+                                packs_with_zepp(spec.strategies));
+      }
+}
+
 void run_figure(const experiments::SweepSpec& base, const SweepFlags& f) {
   const experiments::SweepSpec spec = narrowed(base, f);
+  check_sizes(spec);
   experiments::SweepOptions opt = f.opt;
   if (opt.csv_path.empty()) opt.csv_path = f.plots_dir + "/" + spec.experiment + ".csv";
   // Outputs checked before the sweep: a device, FIFO or folder is refused, never replaced. --plots
@@ -94,7 +114,7 @@ void add_sweep(CLI::App* parent, const std::string& name, const std::string& hel
   cmd->add_option("--traces", f->opt.traces_dir, "Folder of the real traces (shared/data/traces)")->capture_default_str();
   cmd->add_option("--csv", f->opt.csv_path, "Results CSV (default: PLOTS/" + name + ".csv); rewritten unless --resume");
   cmd->add_option("--plots", f->plots_dir, "Folder for the CSV default, the SVG figures and their gnuplot scripts")->capture_default_str();
-  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and run only the rows it lacks: new configurations, and strategies of --strategies a configuration has no row for");
+  cmd->add_flag("--resume", f->opt.resume, "Keep the CSV and run only the rows it lacks: new configurations, and strategies of --strategies a configuration has no row for (refused when the CSV was made with other --planning, --link-sharing, --seed, --extra-slots, --balance-slack or --nic-slack)");
   cmd->add_option("--jobs", f->opt.jobs, "Configurations simulated at once (default: CPU count)");
   cmd->add_option("--workloads", f->workloads, "Only these workloads (comma-separated)")->delimiter(',');
   cmd->add_option("--strategies", f->strategies, "Strategies to run (comma-separated; must include a2av)")->delimiter(',');
@@ -143,6 +163,15 @@ void run_fig11_cmd(const Fig11Flags& f) {
   if (!f.sizes.empty()) spec.sizes_mb = f.sizes;
   for (double mb : spec.sizes_mb) require(mb > 0 && std::isfinite(mb), "--sizes", "must be positive numbers");
   require_in_range(f.opt.extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU, as fig9's
+  {  // each size within `zepp simulate`'s bound, one MoE layer's run taken once per MoE layer
+    const ModelShape model = model_preset(spec.model);
+    const Topology topo = cluster_topology(spec.topology, spec.nodes);
+    for (double mb : spec.sizes_mb)
+      check_experiment_size("--sizes", mb,
+                            fmt::format("fig11 configuration {} {} N={} ({} MoE layers)", spec.model, spec.topology,
+                                        spec.nodes, model.moe_layers),
+                            model, topo, int(spec.systems.size()), packs_with_zepp(spec.systems), std::max(1, model.moe_layers));
+  }
   const std::string csv = f.csv.empty() ? f.plots + "/fig11.csv" : f.csv;
   check_output_dir(f.plots, "--plots");  // first: the default CSV is in it
   check_output_file(csv, "--csv");
@@ -179,18 +208,21 @@ void run_report(const ReportFlags& f) {
   check_output_dir(figs.string(), "--figures");
   // Each file's provenance line (core/provenance.hpp): one report, one program, unless asked.
   experiments::MadeBy made_by;
-  auto results = [&](const std::string& path) {
-    if (path.empty()) return std::vector<experiments::ResultRow>{};
-    std::optional<Provenance> p;
-    auto rows = experiments::read_results(path, &p);
-    made_by.emplace_back(path, p);
-    return rows;
+  std::vector<experiments::ReportInput> inputs;  // each sweep CSV with its flag, for check_report_inputs
+  auto results = [&](const std::string& flag, const std::string& path) {
+    experiments::ReportInput in{flag, path, {}, std::nullopt};
+    if (!path.empty()) {
+      in.rows = experiments::read_results(path, &in.made_by);
+      made_by.emplace_back(path, in.made_by);
+    }
+    inputs.push_back(in);
+    return in.rows;
   };
-  const auto fig9 = results(f.fig9);
-  const auto fig10 = results(f.fig10);
-  const auto serial = results(f.fig9_serial);
-  const auto pair = results(f.fig9_pair);
-  const auto fig9_free = results(f.fig9_free);
+  const auto fig9 = results("--fig9", f.fig9);
+  const auto fig10 = results("--fig10", f.fig10);
+  const auto serial = results("--fig9-serial", f.fig9_serial);
+  const auto pair = results("--fig9-pair", f.fig9_pair);
+  const auto fig9_free = results("--fig9-free", f.fig9_free);
   std::vector<experiments::Fig11Row> fig11;
   if (!fig11_csv.empty()) {
     std::optional<Provenance> p;
@@ -198,6 +230,8 @@ void run_report(const ReportFlags& f) {
     made_by.emplace_back(fig11_csv, p);
   }
   if (!f.allow_mixed_commits) experiments::check_one_commit(made_by, "--fig9/--fig10/--fig11/--fig9-serial/--fig9-pair/--fig9-free");
+  // Speedup bases, experiments and the settings each section describes, before anything is drawn.
+  experiments::check_report_inputs(inputs);
   {  // every figure's files before the first is drawn
     std::vector<std::string> workloads;
     for (const auto& r : fig9)

@@ -246,19 +246,48 @@ Trace read_trace_warning(const std::string& path, bool skip_invalid, const Model
   throw e;
 }
 
+namespace {
+// What check_cost weighs: `strategies` strategies on `size_mb` MiB per GPU (tokens bounded as the
+// workload builder bounds them), `runs` times each (the time, not the memory: the workload is
+// built once).
+CostEstimate size_cost(const ModelShape& model, const Topology& topo, double size_mb, int strategies, bool zepp_placement,
+                       double runs) {
+  const double tokens = std::min(tokens_per_gpu(model, size_mb), 1e15);
+  CostEstimate e = estimate_cost(model, topo, int64_t(tokens), strategies, zepp_placement);
+  e.seconds *= runs;  // an upper bound
+  return e;
+}
+}  // namespace
+
 void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology& topo) {
   require(!f.max_memory_mib || (std::isfinite(*f.max_memory_mib) && *f.max_memory_mib > 0), "--max-memory",
           "expected a positive number of MiB");
   const double budget = f.max_memory_mib ? *f.max_memory_mib * 1048576.0 : memory_budget_bytes();
   require(std::isfinite(f.max_minutes) && f.max_minutes > 0, "--max-minutes",
           "expected a positive number of minutes, got " + std::to_string(f.max_minutes));
-  const double tokens = std::min(tokens_per_gpu(model, f.workload.size_mb), 1e15);
   require(f.runs_per_strategy >= 1, "--repeat", "must be >= 1");
-  CostEstimate e = estimate_cost(model, topo, int64_t(tokens), f.strategies, f.zepp_placement);
-  e.seconds *= double(f.runs_per_strategy);  // an upper bound: the workload is built once
+  const CostEstimate e =
+      size_cost(model, topo, f.workload.size_mb, f.strategies, f.zepp_placement, double(f.runs_per_strategy));
   check_budget(e, budget, "--max-memory", f.max_minutes * 60, "--max-minutes",
                std::string("use a smaller --size-mb, fewer --nodes, --gpus-per-node or --experts, or fewer strategies") +
                    (f.runs_per_strategy > 1 ? ", or a smaller --repeat" : ""));
+}
+
+void check_experiment_size(const std::string& flag, double size_mb, const std::string& configuration,
+                           const ModelShape& model, const Topology& topo, int strategies, bool zepp_placement,
+                           double runs) {
+  const std::string what = flag + ": " + g_format(size_mb) + " MiB per GPU in " + configuration;
+  // The defaults of check_cost: no --max-memory (what this process may allocate), --max-minutes 60.
+  const WorkloadFlags defaults;
+  const CostEstimate e = size_cost(model, topo, size_mb, strategies, zepp_placement, runs);
+  check_budget(e, memory_budget_bytes(), what, defaults.max_minutes * 60, what,
+               "use a smaller " + flag + " (the bound zepp simulate applies by default)");
+  try {  // then the batch's bounds, as simulate's workload builder holds them (found in a worker before)
+    check_batch_size(model, topo, size_mb);
+  } catch (const ArgumentError& err) {
+    const std::string why = err.what();
+    throw ArgumentError(what + ": " + why.substr(why.find(": ") + 2));
+  }
 }
 
 ResolvedWorkload resolve(const WorkloadFlags& f) {

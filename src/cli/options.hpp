@@ -57,6 +57,18 @@ struct ResolvedWorkload {
 // strategies on this model and cluster (pipeline/cost.hpp) exceeds --max-memory, by default the
 // memory this process may still allocate.
 void check_cost(const WorkloadFlags& f, const ModelShape& model, const Topology& topo);
+// check_cost's bound with its defaults (the memory this process may allocate, --max-minutes 60)
+// for an experiment's size flag (fig9, fig10, fig11 --sizes; fig12, replay --size-mb), which has
+// no --max-memory or --max-minutes: one configuration, `strategies` strategies on `size_mb` MiB
+// per GPU of `model` on `topo`, `runs` times (its layers; the time only). Called for every
+// configuration before the first runs (a size `zepp simulate` refused grew memory without bound
+// in a sweep's worker), then the batch bounds of the workload builder (check_batch_size: at least
+// one token per GPU, at most 2^31 (token, expert) pairs), which a worker found. Throws
+// ArgumentError "FLAG: SIZE MiB per GPU in CONFIGURATION: this run needs about ..., more than the
+// ... available; use a smaller FLAG ..." (or the batch bound's reason).
+void check_experiment_size(const std::string& flag, double size_mb, const std::string& configuration,
+                           const ModelShape& model, const Topology& topo, int strategies, bool zepp_placement,
+                           double runs = 1);
 
 // Checks the flags and the estimated cost (pipeline/cost.hpp: --max-memory, default the
 // machine's memory) before reading the trace or building anything; errors name the flag.

@@ -4,9 +4,11 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/provenance.hpp"
 #include "pipeline/strategy.hpp"
 #include "pipeline/variants.hpp"
 
@@ -54,6 +56,18 @@ struct SweepOptions {
   LinkSharing link_sharing = LinkSharing::Fair;  // the sim executor's link model
   std::FILE* progress = stderr;  // "done/total, elapsed, estimate" lines; nullptr = quiet
 };
+
+// The settings of a sweep that change its results but are none of its CSV's columns (--planning
+// is one too, per row), in this order: --planning, --link-sharing, --seed, --extra-slots,
+// --balance-slack, --nic-slack. run_sweep records them in the CSV's settings line
+// (core/provenance.hpp); --resume and the report compare them.
+Settings sweep_settings(const SweepOptions& opt);
+
+// The settings a sweep CSV was made with: its settings line; for a file written before that line,
+// read from the `zepp experiment fig9|fig10` command its provenance line records, each flag it
+// leaves out at this program's default (`from_command` is then set). nullopt for a file without a
+// provenance line, or whose command is no such sweep.
+std::optional<Settings> sweep_settings_of(const std::optional<Provenance>& p, bool* from_command = nullptr);
 
 // Throws ArgumentError naming the first configuration (workload, model, topology, nodes) on which
 // a strategy's placement cannot hold the model's experts (check_strategy_fits, suggesting the

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <span>
+#include <tuple>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -68,6 +69,40 @@ std::vector<std::string> systems_of(const std::vector<Fig11Row>& rows) {
   for (const auto& r : rows)
     if (std::find(out.begin(), out.end(), r.system) == out.end()) out.push_back(r.system);
   return out;
+}
+
+// What the report reads from the rows holds together (a fresh-user review found it trusted them):
+// each (size, phase, system) once, the reference (the first row's system) in every (size, phase),
+// and each row's speedup the ratio of its tokens/s to the reference's, as run_fig11 computes it
+// (reference step / step, the same batch), within the rounding of the written figures: speedup
+// to 6 decimals, tokens/s to 3.
+void check_rows(const std::string& path, const std::vector<Fig11Row>& rows, const std::vector<int64_t>& lines) {
+  if (rows.empty()) return;
+  const std::string& reference = rows.front().system;
+  std::map<std::tuple<double, std::string, std::string>, size_t> seen;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Fig11Row& r = rows[i];
+    const auto [at, fresh] = seen.emplace(std::tuple{r.size_mb, r.phase, r.system}, i);
+    if (!fresh)
+      throw InputError(fmt::format("{}:{}: a second row of {} at {} MB {} (the first is line {}): each system runs "
+                                   "once per size and phase; delete one of them",
+                                   path, lines[i], r.system, r.size_mb, r.phase, lines[at->second]));
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Fig11Row& r = rows[i];
+    const auto ref = seen.find(std::tuple{r.size_mb, r.phase, reference});
+    if (ref == seen.end())
+      throw InputError(fmt::format("{}:{}: {} MB {} has no {} row, the reference of its speedups (the file's first "
+                                   "system, line {})",
+                                   path, lines[i], r.size_mb, r.phase, reference, lines.front()));
+    const Fig11Row& base = rows[ref->second];
+    const double expected = r.tokens_per_s / base.tokens_per_s;
+    const double rounding = 5e-7 + expected * 5e-4 * (1 / r.tokens_per_s + 1 / base.tokens_per_s);
+    if (!(std::abs(r.speedup - expected) <= 2 * rounding))
+      throw InputError(fmt::format("{}:{}: speedup {} disagrees with its tokens/s: {} / {} of {} (line {}) is {:.6f}",
+                                   path, lines[i], r.speedup, r.tokens_per_s, base.tokens_per_s, reference,
+                                   lines[ref->second], expected));
+  }
 }
 
 }  // namespace
@@ -163,6 +198,7 @@ std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenan
   const auto prov = take_provenance(text);
   if (made_by) *made_by = prov;
   std::vector<Fig11Row> rows;
+  std::vector<int64_t> lines;  // each row's line
   bool header = true;
   trace_detail::for_each_csv_row(path, text, [&](int64_t ln, std::span<const std::string> f) {
     const std::string where = path + ":" + std::to_string(ln) + ": ";
@@ -198,8 +234,10 @@ std::vector<Fig11Row> read_fig11(const std::string& path, std::optional<Provenan
     if (f[1] != "prefill" && f[1] != "decode") throw InputError(where + "expected phase prefill or decode, got '" + f[1] + "'");
     rows.push_back({num(0), f[1], f[2], int64_t(num(3)), int64_t(num(4)), measured(5, true), measured(6, false),
                     measured(7, false), measured(8, true), measured(9, true)});
+    lines.push_back(ln);
   });
   if (header) throw InputError(path + ":1: expected the header, got an empty file");
+  check_rows(path, rows, lines);
   return rows;
 }
 

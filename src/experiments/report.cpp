@@ -508,6 +508,152 @@ std::string provenance_markdown(const MadeBy& files) {
   return md.empty() ? md : md + "\n";
 }
 
+namespace {
+
+std::string value_of(const Settings& s, const std::string& flag) {
+  for (const auto& [f, v] : s)
+    if (f == flag) return v;
+  return "(not recorded)";
+}
+
+void set_value(Settings& s, const std::string& flag, const std::string& value) {
+  for (auto& [f, v] : s)
+    if (f == flag) v = value;
+}
+
+// Every configuration's a2av row, the base of speedup_vs_a2av and of the tables' a2av column, and
+// each row's speedup_vs_a2av its latency over that row's (the sweep writes both to 17 digits).
+void check_speedup_bases(const ReportInput& in) {
+  std::vector<std::pair<std::string, const ResultRow*>> configs;  // key, first row, in file order
+  std::map<std::string, const ResultRow*> a2av;
+  for (const auto& r : in.rows) {
+    const std::string key = r.experiment + "/" + config_key(r);
+    if (std::none_of(configs.begin(), configs.end(), [&](const auto& c) { return c.first == key; }))
+      configs.emplace_back(key, &r);
+    if (r.strategy == "a2av") a2av[key] = &r;
+  }
+  for (const auto& [key, r] : configs)
+    if (!a2av.count(key))
+      throw InputError(fmt::format("{}:{}: configuration {} {} N={} {} MB ({}) has no a2av row, the base of its "
+                                   "speedups (speedup_vs_a2av) and of the report's a2av column; run the sweep "
+                                   "again for it (a2av runs in every configuration)",
+                                   in.path, r->line, r->workload, r->topology, r->nodes, r->size_mb, r->experiment));
+  for (const auto& r : in.rows) {
+    const ResultRow& base = *a2av.at(r.experiment + "/" + config_key(r));
+    const double expected = base.latency_us / r.latency_us;
+    if (!(std::abs(r.speedup_vs_a2av - expected) <= 1e-9 * expected))
+      throw InputError(fmt::format("{}:{}: speedup_vs_a2av {} disagrees with the latencies: a2av's {} µs (line {}) / "
+                                   "{} µs is {}",
+                                   in.path, r.line, r.speedup_vs_a2av, base.latency_us, base.line, r.latency_us,
+                                   expected));
+  }
+}
+
+// What the report's text says of the file each flag names: (setting, value, where it says so).
+struct Described {
+  std::string flag, value, section;
+};
+std::vector<Described> described(const std::string& flag, bool with_free) {
+  const std::string link = "\"Link-sharing sensitivity\" section";
+  const std::string planning = "\"Planning charged and left out\" section";
+  if (flag == "--fig9") {
+    std::vector<Described> d = {{"--link-sharing", "fair", "Figure 9 tables (max-min fair links)"}};
+    if (with_free) d.push_back({"--planning", "model", planning + " (charged beside --fig9-free)"});
+    return d;
+  }
+  if (flag == "--fig10") return {{"--link-sharing", "fair", "Figure 10 tables (max-min fair links)"}};
+  if (flag == "--fig9-serial") return {{"--link-sharing", "serial", link}};
+  if (flag == "--fig9-pair") return {{"--link-sharing", "pair", link}};
+  if (flag == "--fig9-free") return {{"--planning", "free", planning}};
+  return {};
+}
+
+// Where an older file's setting was read (check_report_inputs): "" for a settings line.
+std::string source(bool from_command, const std::string& flag) {
+  if (!from_command) return "";
+  return flag == "--planning" ? " (its rows' planning column)" : " (read from its command line)";
+}
+
+}  // namespace
+
+void check_report_inputs(const std::vector<ReportInput>& inputs) {
+  const bool with_free = std::any_of(inputs.begin(), inputs.end(),
+                                     [](const ReportInput& in) { return in.flag == "--fig9-free" && !in.path.empty(); });
+  // Each file's settings: its settings line (line 2), or for an older file its command (line 1)
+  // with --planning from its rows, which carry it as a column.
+  struct Made {
+    std::optional<Settings> settings;
+    bool from_command = false;
+    int line = 2;
+  };
+  std::vector<Made> made(inputs.size());
+  // The line a setting was read from: an older file's --planning is its first row's.
+  auto line_of = [](const ReportInput& in, const Made& m, const std::string& flag) -> int64_t {
+    return m.from_command && flag == "--planning" && !in.rows.empty() ? in.rows.front().line : m.line;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ReportInput& in = inputs[i];
+    if (in.path.empty()) continue;
+    check_speedup_bases(in);
+    const std::string experiment = in.flag == "--fig10" ? "fig10" : "fig9";
+    for (const auto& r : in.rows)
+      if (r.experiment != experiment)
+        throw InputError(fmt::format("{}:{}: {} takes {} results, got a row of {}", in.path, r.line, in.flag,
+                                     experiment, r.experiment));
+    Made& m = made[i];
+    m.settings = sweep_settings_of(in.made_by, &m.from_command);
+    if (!m.settings) continue;
+    if (m.from_command) {
+      m.line = 1;
+      if (!in.rows.empty()) set_value(*m.settings, "--planning", in.rows.front().planning);
+    }
+    const std::string planning = value_of(*m.settings, "--planning");
+    for (const auto& r : in.rows)
+      if (r.planning != planning)
+        throw InputError(fmt::format("{}:{}: a row of planning {}, but the file was made with --planning {}{}: it "
+                                     "mixes results of two settings",
+                                     in.path, r.line, r.planning, planning,
+                                     m.from_command ? " (its first row's)" : " (line 2)"));
+  }
+  const auto fig9 = std::find_if(inputs.begin(), inputs.end(), [](const ReportInput& in) { return in.flag == "--fig9"; });
+  const Made* fig9_made = fig9 == inputs.end() || fig9->path.empty() ? nullptr : &made[size_t(fig9 - inputs.begin())];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ReportInput& in = inputs[i];
+    const Made& m = made[i];
+    if (in.path.empty()) continue;
+    const auto wants = described(in.flag, with_free);
+    const bool compared = in.flag != "--fig9" && in.flag != "--fig10";  // a sensitivity section's file
+    if (!m.settings) {
+      if (!compared) continue;  // as before settings were recorded: the report names its commit as unknown
+      throw InputError(fmt::format("{}:1: {} takes the Figure 9 sweep made with {} {} (the report's {}), but {} "
+                                   "records neither its settings nor the zepp experiment fig9 command that made it: "
+                                   "nothing says it is; rerun that sweep",
+                                   in.path, in.flag, wants.front().flag, wants.front().value, wants.front().section,
+                                   in.path));
+    }
+    for (const auto& w : wants) {
+      const std::string got = value_of(*m.settings, w.flag);
+      if (got != w.value)
+        throw InputError(fmt::format("{}:{}: {} was made with {} {}{}; the report's {} is about {} {}: rerun that "
+                                     "sweep with {} {}, or name the file with the flag of its settings",
+                                     in.path, line_of(in, m, w.flag), in.flag, w.flag, got, source(m.from_command, w.flag), w.section,
+                                     w.flag, w.value, w.flag, w.value));
+    }
+    // Everything else as --fig9 was made: the section compares the two configuration by configuration.
+    if (!compared || !fig9_made || !fig9_made->settings) continue;
+    for (const auto& [flag, value] : *m.settings) {
+      if (std::any_of(wants.begin(), wants.end(), [&](const Described& w) { return w.flag == flag; })) continue;
+      const std::string theirs = value_of(*fig9_made->settings, flag);
+      if (theirs != value)
+        throw InputError(fmt::format("{}:{}: {} was made with {} {}{}, --fig9 ({}) with {} {}{}: the report's {} "
+                                     "compares the two as differing in {} only",
+                                     in.path, line_of(in, m, flag), in.flag, flag, value, source(m.from_command, flag), fig9->path,
+                                     flag, theirs, source(fig9_made->from_command, flag), wants.front().section,
+                                     wants.front().flag));
+    }
+  }
+}
+
 void check_one_commit(const MadeBy& files, const std::string& flags) {
   std::set<std::string> commits;
   std::string each;

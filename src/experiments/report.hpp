@@ -52,6 +52,29 @@ std::string reproduction_markdown(const std::vector<ResultRow>& fig9, const std:
 using MadeBy = std::vector<std::pair<std::string, std::optional<Provenance>>>;
 std::string provenance_markdown(const MadeBy& files);
 
+// One results CSV `zepp experiment report` reads: the flag that named it (--fig9, --fig10,
+// --fig9-serial, --fig9-pair, --fig9-free), its path, rows and provenance line.
+struct ReportInput {
+  std::string flag, path;
+  std::vector<ResultRow> rows;
+  std::optional<Provenance> made_by;
+};
+
+// What the report checks of its CSVs before it draws anything (read_results has refused a second
+// row of a configuration and strategy). Throws InputError "FILE:LINE: ..." when
+// - a configuration has no a2av row, the base of its speedups (the line of its first row), or a
+//   row's speedup_vs_a2av is not a2av's latency over its own (beyond 1e-9 relative);
+// - a row is of another experiment than its flag takes (--fig10: fig10, the others fig9);
+// - a file was made with other settings (sweep_settings_of) than its section describes: --fig9 and
+//   --fig10 with --link-sharing fair, and --fig9 with --planning model beside --fig9-free;
+//   --fig9-serial with --link-sharing serial, --fig9-pair with pair, --fig9-free with --planning
+//   free, each else made as --fig9 was; a row whose planning column is not the --planning its
+//   file was made with. A file written before the settings line is read by its recorded command
+//   (flags left out at today's defaults) and its rows' planning column; a --fig9 or --fig10 file
+//   with neither is taken as it is, a --fig9-serial, -pair or -free one refused (nothing says it
+//   is what its section compares).
+void check_report_inputs(const std::vector<ReportInput>& inputs);
+
 // Throws ArgumentError naming `flags` when the files come from more than one commit (a file
 // without a provenance line counts as its own, unknown one), listing each file's commit.
 void check_one_commit(const MadeBy& files, const std::string& flags);

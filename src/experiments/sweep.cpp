@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -142,7 +144,55 @@ void validate(const SweepSpec& spec, const SweepOptions& opt) {
   check_sweep(spec, opt.strategy);  // before the CSV is rewritten and the traces are read
 }
 
+const char* planning_name(PlanningMode m) { return m == PlanningMode::Model ? "model" : "free"; }
+
+// `value` of a numeric setting as sweep_settings writes it, so that "0.10" and "0.1" compare equal;
+// nullopt when it is no number (the command that gave it was refused, or edited).
+std::optional<std::string> normalized(const std::string& flag, const std::string& value) {
+  char* end = nullptr;
+  errno = 0;
+  if (flag == "--seed") {
+    const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+    if (value.empty() || *end || errno || value[0] == '-') return std::nullopt;
+    return fmt::format("{}", v);
+  }
+  if (flag == "--planning" || flag == "--link-sharing") return value;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || errno || !std::isfinite(v)) return std::nullopt;
+  return fmt::format("{}", v);
+}
+
 }  // namespace
+
+Settings sweep_settings(const SweepOptions& opt) {
+  return {{"--planning", planning_name(opt.strategy.planning)},
+          {"--link-sharing", to_string(opt.link_sharing)},
+          {"--seed", fmt::format("{}", opt.seed)},
+          {"--extra-slots", fmt::format("{}", opt.strategy.extra_slots)},
+          {"--balance-slack", fmt::format("{}", opt.strategy.balance_slack)},
+          {"--nic-slack", fmt::format("{}", opt.strategy.nic_slack)}};
+}
+
+std::optional<Settings> sweep_settings_of(const std::optional<Provenance>& p, bool* from_command) {
+  if (from_command) *from_command = false;
+  if (!p) return std::nullopt;
+  if (p->settings) return p->settings;
+  const std::vector<std::string> words = command_words(p->command);
+  if (words.size() < 3 || words[1] != "experiment" || (words[2] != "fig9" && words[2] != "fig10")) return std::nullopt;
+  Settings s = sweep_settings(SweepOptions{});  // what the flags it leaves out were
+  for (size_t i = 3; i < words.size(); ++i)
+    for (auto& [flag, value] : s) {
+      std::optional<std::string> given;
+      if (words[i] == flag && i + 1 < words.size()) given = words[i + 1];
+      else if (words[i].starts_with(flag + "=")) given = words[i].substr(flag.size() + 1);
+      if (!given) continue;
+      const auto v = normalized(flag, *given);
+      if (!v) return std::nullopt;
+      value = *v;  // the last one given counts, as on the command line
+    }
+  if (from_command) *from_command = true;
+  return s;
+}
 
 void check_sweep(const SweepSpec& spec, const StrategyOptions& opt) {
   // The size changes no placement: one check per (workload, topology, nodes).
@@ -173,7 +223,7 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
   // (write_results_atomically): a sweep killed at any moment leaves complete configurations only.
   std::map<std::string, std::set<std::string>> done;  // configuration -> strategies in the CSV
   const bool keep = opt.resume && std::filesystem::exists(opt.csv_path);
-  std::string csv = provenance_line() + csv_header();
+  std::string csv = provenance_line(sweep_settings(opt)) + csv_header();
   if (keep) {
     std::optional<Provenance> made_by;
     const auto kept = read_results(opt.csv_path, &made_by);
@@ -186,6 +236,22 @@ int run_sweep(const SweepSpec& spec, const SweepOptions& opt) {
       require(r.experiment == spec.experiment, "--resume",
               opt.csv_path + " holds results of " + r.experiment + ", not " + spec.experiment);
       done[config_key(r)].insert(r.strategy);
+    }
+    // Settings that change results but are no column: rows of two settings in one file would be
+    // reported as one sweep.
+    bool from_command = false;
+    const auto kept_settings = sweep_settings_of(made_by, &from_command);
+    require(kept_settings.has_value(), "--resume",
+            opt.csv_path + " records neither its settings nor a zepp experiment fig9/fig10 command (" + made_by->command +
+                "): cannot tell whether finishing it would mix results of different settings; rerun without --resume");
+    for (const auto& [flag, value] : sweep_settings(opt)) {
+      const auto kept_value = std::find_if(kept_settings->begin(), kept_settings->end(),
+                                           [&](const auto& k) { return k.first == flag; });
+      const std::string was = kept_value == kept_settings->end() ? "(not recorded)" : kept_value->second;
+      require(was == value, "--resume",
+              opt.csv_path + " was made with " + flag + " " + was + (from_command ? " (read from its command line)" : "") +
+                  ", this run has " + flag + " " + value + ": finishing it would mix results of different settings; " +
+                  "rerun with " + flag + " " + was + ", or without --resume");
     }
     std::ifstream in(opt.csv_path, std::ios::binary);  // read_results accepted it: kept as it is
     csv.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

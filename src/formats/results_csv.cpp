@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -76,6 +77,17 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
   const auto prov = take_provenance(text);
   if (made_by) *made_by = prov;
   std::vector<ResultRow> rows;
+  std::map<std::string, int64_t> first_line;  // experiment/configuration/strategy -> its row's line
+  // A configuration runs each strategy once: a second row of it (an edit, two files joined) was
+  // reported as whichever the reader met first or last.
+  auto keep = [&](ResultRow&& r) {
+    const auto [at, fresh] = first_line.emplace(r.experiment + "/" + config_key(r) + "/" + r.strategy, r.line);
+    if (!fresh)
+      throw InputError(fmt::format("{}:{}: a second row of {} configuration {} strategy {} (the first is line {}): a "
+                                   "sweep writes each (configuration, strategy) once; delete one of them",
+                                   path, r.line, r.experiment, config_key(r), r.strategy, at->second));
+    rows.push_back(std::move(r));
+  };
   bool header = true;
   size_t columns = kNumColumns;  // kBeforePlanning for files written before issue 20's columns
   trace_detail::for_each_csv_row(path, text, [&](int64_t line, std::span<const std::string> f) {
@@ -103,6 +115,7 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
       return v;
     };
     ResultRow r;
+    r.line = line;
     r.experiment = f[0];
     r.workload = f[1];
     r.model = f[2];
@@ -126,7 +139,7 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
     r.routing_wall_us = at_least(20, false);
     if (columns == kBeforePlanning) {  // nothing was charged then
       r.planning = "free";
-      rows.push_back(std::move(r));
+      keep(std::move(r));
       return;
     }
     r.metadata_us = at_least(21, false);
@@ -135,7 +148,7 @@ std::vector<ResultRow> read_results(const std::string& path, std::optional<Prove
     if (r.planning != "model" && r.planning != "free")
       throw InputError(path + ":" + std::to_string(line) + ": expected model or free in column planning, got '" +
                        r.planning + "'");
-    rows.push_back(std::move(r));
+    keep(std::move(r));
   });
   if (header) throw InputError(path + ":1: expected the header " + csv_header().substr(0, csv_header().size() - 1) + ", got an empty file");
   return rows;

@@ -31,6 +31,7 @@ struct ResultRow {
   // 20; plan/planning.hpp), included in latency_us when planning == "model", 0 when "free".
   double metadata_us = 0, planning_us = 0;
   std::string planning = "model";
+  int64_t line = 0;            // the row's line in its file (read_results); 0 for a row not read from one
 };
 
 // The header line (with '\n') and one row as a CSV line (with '\n'); names never hold commas.
@@ -46,7 +47,8 @@ std::string config_key(const std::string& workload, const std::string& topology,
 // the planning columns (the header ends at routing_wall_us) is read with planning "free". Throws InputError
 // "FILE:LINE: expected ..." on another header, a row with the wrong number of fields, a field
 // that is not a number where one is expected, a latency_us or speedup_vs_a2av that is not
-// positive, or a negative measure (bytes, imbalance, times); InputError "FILE: cannot read" when the file cannot
+// positive, a negative measure (bytes, imbalance, times), or a second row of the same experiment,
+// configuration and strategy (naming the first's line); InputError "FILE: cannot read" when the file cannot
 // be opened; the file's size and lines are bounded before parsing (core/input_bounds.hpp).
 std::vector<ResultRow> read_results(const std::string& path, std::optional<Provenance>* made_by = nullptr);
 

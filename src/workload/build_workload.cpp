@@ -71,6 +71,15 @@ double tokens_per_gpu(const ModelShape& model, double size_mb) {
   return std::floor(size_mb * 1048576.0 / model.token_bytes());
 }
 
+void check_batch_size(const ModelShape& model, const Topology& topo, double size_mb) {
+  const double tokens = tokens_per_gpu(model, size_mb);
+  require(tokens >= 1, "size_mb",
+          g_format(size_mb) + " MiB per GPU holds less than one token of " +
+              std::to_string(int64_t(model.token_bytes())) + " bytes (hidden x 2)");
+  require(double(int64_t(std::min(tokens, 1e15))) * topo.num_gpus() * model.top_k <= std::numeric_limits<int32_t>::max(),
+          "size_mb", g_format(size_mb) + " MiB per GPU gives more than 2^31 (token, expert) pairs in all");
+}
+
 Workload build_workload(const Trace* trace, const ModelShape& model, const Topology& topo,
                         const WorkloadOptions& opt, const Trace* history) {
   require(model.num_experts >= 1 && model.top_k >= 1 && model.top_k <= model.num_experts && model.hidden >= 1 &&
@@ -88,13 +97,9 @@ Workload build_workload(const Trace* trace, const ModelShape& model, const Topol
   require(!history || trace, "history", "needs an evaluation trace (--trace) beside it");
 
   // Paper §6.1 / DESIGN.md §3: size in BF16 input activations per GPU, before top-k replication.
-  const double tokens = tokens_per_gpu(model, opt.size_mb);
-  require(tokens >= 1, "size_mb",
-          g_format(opt.size_mb) + " MiB per GPU holds less than one token of " +
-              std::to_string(int64_t(model.token_bytes())) + " bytes (hidden x 2)");
-  Target target{topo.num_gpus(), int64_t(std::min(tokens, 1e15)), model.num_experts, model.top_k};
-  require(double(target.tokens_per_gpu) * target.num_gpus * target.top_k <= std::numeric_limits<int32_t>::max(),
-          "size_mb", g_format(opt.size_mb) + " MiB per GPU gives more than 2^31 (token, expert) pairs in all");
+  check_batch_size(model, topo, opt.size_mb);
+  const Target target{topo.num_gpus(), int64_t(std::min(tokens_per_gpu(model, opt.size_mb), 1e15)), model.num_experts,
+                      model.top_k};
 
   if (!trace) return checked(synthetic(target, opt.layer < 0 ? 0 : opt.layer, opt));
   check_trace_matches_model(*trace, model);

@@ -359,6 +359,46 @@ TEST(Hardening, ExperimentConfigurationsThatCannotBePlacedAreRefusedFirst) {
   expect_suggests_own_flags("experiment replay", " --extra-slots 63" + drift);
 }
 
+// `experiment fig9 --sizes 1e6` (fig10, fig11 the same; fig12 and replay --size-mb 1e6) grew a
+// worker's memory without bound, while `zepp simulate --size-mb 1e6` refused the size: every
+// experiment now applies simulate's bound to each configuration before the first runs, naming
+// the flag, the size and the configuration, and writes nothing.
+TEST(Hardening, ExperimentSizesBeyondSimulatesBoundAreRefusedFirst) {
+  const std::string dir = (testing::scratch("huge-sizes") / "out").string();
+  const std::string plots = " --traces /nonexistent --plots " + dir;
+  expect_refused("simulate --executor estimate --model deepseek-v2-lite --size-mb 1e6",
+                 {"zepp: invalid argument: --max-memory: this run needs about "});
+  expect_refused("experiment fig9 --workloads deepseek-v2-lite,kimi-k2 --nodes 4 --sizes 1,1e6" + plots,
+                 {"zepp: invalid argument: --sizes: 1e+06 MiB per GPU in fig9 configuration deepseek-v2-lite a100 N=4: "
+                  "this run needs about ",
+                  "use a smaller --sizes"});
+  expect_refused("experiment fig10 --sizes 1e6" + plots,
+                 {"zepp: invalid argument: --sizes: 1e+06 MiB per GPU in fig10 configuration kimi-k2 a100 N=2: this run "
+                  "needs about "});
+  // Below one token per GPU the workload builder refused the size in the configuration's worker.
+  expect_refused("experiment fig10 --sizes 1,1e-9" + plots,
+                 {"zepp: invalid argument: --sizes: 1e-09 MiB per GPU in fig10 configuration kimi-k2 a100 N=2: 1e-09 MiB "
+                  "per GPU holds less than one token of 14336 bytes (hidden x 2)"});
+  expect_refused("experiment fig11 --sizes 1,1e6" + plots,
+                 {"zepp: invalid argument: --sizes: 1e+06 MiB per GPU in fig11 configuration qwen3-30b-a3b a100 N=4 (48 "
+                  "MoE layers): this run needs about "});
+  const std::string out = " --traces /nonexistent --out " + dir;
+  expect_refused("experiment fig12 --size-mb 1e6" + out,
+                 {"zepp: invalid argument: --size-mb: 1e+06 MiB per GPU in fig12 workload llama4 (llama4-maverick) on "
+                  "a100 N=4, each iteration: this run needs about "});
+  expect_refused("experiment replay --workloads deepseek --size-mb 1e6" + out,
+                 {"zepp: invalid argument: --size-mb: 1e+06 MiB per GPU in replay workload deepseek (deepseek-v2-lite) "
+                  "on a100 N=4, each iteration: this run needs about "});
+  EXPECT_FALSE(std::filesystem::exists(dir));  // refused before any output was made
+  // The sizes the experiments run by default pass (a trace that cannot be read is the next error;
+  // fig10 reads none, and would run).
+  for (const std::string& cmd : {"experiment fig9", "experiment fig11"}) {
+    const ProgramResult r = run_zepp(cmd + plots);
+    EXPECT_EQ(r.err.find("MiB per GPU in"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("/nonexistent"), std::string::npos) << cmd << ": " << r.err;
+  }
+}
+
 // `experiment fig9 --nodes 4,4`, `--sizes 1,1.0` and `--strategies a2av,a2av,zepp` ran each
 // configuration twice and wrote its rows twice. Every comma-separated list flag of the
 // experiments refuses a value given twice (equal numbers included), naming the flag and the value.

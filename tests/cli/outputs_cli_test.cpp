@@ -222,6 +222,37 @@ TEST(Outputs, UnwritableFoldersRefusedBeforeWork) {
   EXPECT_FALSE(fs::exists(dir / "r")) << "the results folder was created before the refusal";
 }
 
+// The committed CSVs were made before sweeps recorded their settings: the report reads those from
+// each file's recorded command and regenerates docs/reproduction.md as committed; a CSV named with
+// the flag of another section's settings (the charged fig9.csv as --fig9-free, serial links as
+// --fig9-pair) is refused, naming the file, the setting and both values, and nothing is written.
+TEST(Report, CommittedCsvsRegenerateTheReportAndAreRefusedUnderAnotherSection) {
+  const fs::path root = ZEPP_SOURCE_DIR;
+  if (!fs::exists(root / "docs" / "results" / "fig9-free.csv")) GTEST_SKIP() << "no committed results under " << root;
+  if (std::system("gnuplot --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  const fs::path dir = scratch("regenerate");
+  const std::string in_root = "cd " + root.string() + " && ";
+  const std::string sections = "experiment report --fig9 docs/results/fig9.csv --fig10 docs/results/fig10.csv --fig11 "
+                               "docs/results/fig11.csv --allow-mixed-commits --out " + (dir / "r.md").string();
+  auto r = run_command(in_root, sections + " --fig9-serial docs/results/fig9-serial.csv --fig9-pair "
+                                           "docs/results/fig9-pair.csv --fig9-free docs/results/fig9-free.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(dir / "r.md"), slurp(root / "docs" / "reproduction.md"));
+  fs::remove(dir / "r.md");
+  r = run_command(in_root, sections + " --fig9-free docs/results/fig9.csv");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("zepp: error: docs/results/fig9.csv:3: --fig9-free was made with --planning model (its rows' "
+                       "planning column); the report's \"Planning charged and left out\" section is about --planning free"),
+            std::string::npos) << r.err;
+  r = run_command(in_root, sections + " --fig9-pair docs/results/fig9-serial.csv");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("zepp: error: docs/results/fig9-serial.csv:1: --fig9-pair was made with --link-sharing serial "
+                       "(read from its command line); the report's \"Link-sharing sensitivity\" section is about "
+                       "--link-sharing pair"),
+            std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "r.md"));
+}
+
 // A report of CSVs made by two commits is refused unless asked, and then names both.
 TEST(Report, RefusesToMixCommitsUnlessAsked) {
   const fs::path dir = scratch("mixed");

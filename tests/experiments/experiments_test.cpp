@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -53,10 +54,14 @@ TEST(Sweep, OneConfigurationWritesItsRowsAndResumeSkipsIt) {
   ASSERT_EQ(run_sweep(spec, opt), 1);
 
   const std::string text = slurp(opt.csv_path);
-  // Line 1 says which program made it (core/provenance.hpp), line 2 is the header.
+  // Line 1 says which program made it (core/provenance.hpp), line 2 with which settings that are no
+  // column, line 3 is the header.
   EXPECT_EQ(text.substr(0, text.find('\n') + 1), provenance_line());
   EXPECT_NE(text.find(std::string("(commit ") + git_commit() + ")"), std::string::npos) << text;
-  const std::string body = text.substr(text.find('\n') + 1);
+  std::string body = text.substr(text.find('\n') + 1);
+  EXPECT_EQ(body.substr(0, body.find('\n') + 1),
+            "# settings: --planning=model --link-sharing=fair --seed=1 --extra-slots=2 --balance-slack=0.1 --nic-slack=0\n");
+  body = body.substr(body.find('\n') + 1);
   EXPECT_EQ(body.substr(0, body.find('\n') + 1), csv_header());
   EXPECT_EQ(csv_header(),
             "experiment,workload,model,trace,synthetic,layer,topology,nodes,gpus,size_mb,tokens_per_gpu,strategy,"
@@ -126,6 +131,96 @@ TEST(Sweep, ResumeRunsTheStrategiesAConfigurationLacks) {
 
   EXPECT_EQ(run_sweep(spec, opt), 0);  // nothing lacking now
   EXPECT_EQ(read_results(opt.csv_path).size(), 3u);
+}
+
+// --resume checked the kept CSV's commit and experiment but not the settings that change results
+// and are no column: a CSV begun with --seed 1 was finished with --seed 2, and one begun with
+// --planning free with the charge, as one sweep. Each such setting differing is refused, naming
+// it and both values, the file left as it was; equal settings resume.
+TEST(Sweep, ResumeRefusesAFileMadeWithOtherSettings) {
+  SweepOptions opt;
+  opt.csv_path = scratch("resume-settings.csv").string();
+  opt.progress = nullptr;
+  const SweepSpec spec = tiny_spec();
+  ASSERT_EQ(run_sweep(spec, opt), 1);
+  const std::string text = slurp(opt.csv_path);
+  std::optional<Provenance> made_by;
+  read_results(opt.csv_path, &made_by);
+  ASSERT_TRUE(made_by && made_by->settings);
+  EXPECT_EQ(*made_by->settings, sweep_settings(opt));
+
+  opt.resume = true;
+  SweepSpec more = spec;
+  more.sizes_mb = {0.04, 0.08};
+  const std::vector<std::pair<std::function<void(SweepOptions&)>, std::string>> changes = {
+      {[](SweepOptions& o) { o.strategy.planning = PlanningMode::Free; }, "--planning model, this run has --planning free"},
+      {[](SweepOptions& o) { o.link_sharing = LinkSharing::Serial; }, "--link-sharing fair, this run has --link-sharing serial"},
+      {[](SweepOptions& o) { o.seed = 2; }, "--seed 1, this run has --seed 2"},
+      {[](SweepOptions& o) { o.strategy.extra_slots = 3; }, "--extra-slots 2, this run has --extra-slots 3"},
+      {[](SweepOptions& o) { o.strategy.balance_slack = 0.2; }, "--balance-slack 0.1, this run has --balance-slack 0.2"},
+      {[](SweepOptions& o) { o.strategy.nic_slack = 0.5; }, "--nic-slack 0, this run has --nic-slack 0.5"},
+  };
+  for (const auto& [change, values] : changes) {
+    SweepOptions other = opt;
+    change(other);
+    try {
+      run_sweep(more, other);
+      ADD_FAILURE() << "expected ArgumentError for " << values;
+    } catch (const ArgumentError& e) {
+      EXPECT_EQ(std::string(e.what()), "--resume: " + opt.csv_path + " was made with " + values +
+                                           ": finishing it would mix results of different settings; rerun with " +
+                                           values.substr(0, values.find(',')) + ", or without --resume");
+    }
+    EXPECT_EQ(slurp(opt.csv_path), text);
+  }
+  EXPECT_EQ(run_sweep(more, opt), 1);  // the same settings: the new size runs
+
+  // A file of this program without a settings line is read by its command line, and one whose
+  // command is no sweep (here: none recorded) is refused rather than guessed.
+  std::string no_settings = text;
+  const size_t line2 = no_settings.find('\n') + 1;
+  no_settings.erase(line2, no_settings.find('\n', line2) + 1 - line2);
+  std::ofstream(opt.csv_path) << no_settings;
+  try {
+    run_sweep(spec, opt);
+    FAIL() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume: " + opt.csv_path + " records neither its settings nor a zepp "
+                                         "experiment fig9/fig10 command"),
+              std::string::npos) << e.what();
+  }
+}
+
+// The settings line is read back and blanked (line numbers kept); a file written before it has
+// its settings read from the command of its provenance line, the flags it leaves out at today's
+// defaults.
+TEST(Sweep, SettingsAreReadFromTheSettingsLineOrTheRecordedCommand) {
+  std::string text = "# made by zepp 0.1.0 (commit abc) with: zepp experiment fig9 --csv 'a b.csv'\n"
+                     "# settings: --planning=free --link-sharing=pair --seed=7\nheader\n";
+  const auto p = take_provenance(text);
+  ASSERT_TRUE(p && p->settings);
+  EXPECT_EQ(*p->settings, (Settings{{"--planning", "free"}, {"--link-sharing", "pair"}, {"--seed", "7"}}));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_EQ(text.substr(text.rfind('\n', text.size() - 2) + 1), "header\n");
+  EXPECT_EQ(text.find_first_not_of(" \n"), text.find("header"));
+  EXPECT_EQ(command_words(p->command), (std::vector<std::string>{"zepp", "experiment", "fig9", "--csv", "a b.csv"}));
+  EXPECT_EQ(command_words("zepp x 'it'\\''s'"), (std::vector<std::string>{"zepp", "x", "it's"}));
+
+  bool from_command = false;
+  EXPECT_EQ(sweep_settings_of(p, &from_command), p->settings);
+  EXPECT_FALSE(from_command);
+  Provenance old{"0.1.0", "abc",
+                 "zepp experiment fig9 --traces /t --planning free --seed=3 --balance-slack 0.10 --csv x.csv", {}};
+  const auto s = sweep_settings_of(old, &from_command);
+  EXPECT_TRUE(from_command);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (Settings{{"--planning", "free"}, {"--link-sharing", "fair"}, {"--seed", "3"}, {"--extra-slots", "2"},
+                          {"--balance-slack", "0.1"}, {"--nic-slack", "0"}}));
+  old.command = "zepp experiment fig12 --seed 3";
+  EXPECT_FALSE(sweep_settings_of(old));
+  old.command = "zepp experiment fig10 --seed x";
+  EXPECT_FALSE(sweep_settings_of(old));
+  EXPECT_FALSE(sweep_settings_of(std::nullopt));
 }
 
 // Issue 15: a sweep killed by SIGKILL in the middle of writing its CSV (here: half the file
@@ -375,6 +470,178 @@ TEST(ResultsCsv, FieldsWithCommasQuotesAndLineBreaksReadBackWhole) {
   EXPECT_EQ(back[0].strategy, "zepp");
   EXPECT_EQ(back[0].nodes, 4);
   EXPECT_EQ(csv_field("zepp"), "zepp");  // plain fields stay as they were
+}
+
+// A second row of a configuration and strategy (an edit, two files joined) was read, and the
+// report took whichever it met first: refused, naming both lines.
+TEST(ResultsCsv, ASecondRowOfAConfigurationAndStrategyIsRefused) {
+  testing::TempDir dir;
+  auto rows = with_speedups({row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
+                             row("qwen3-235b", 8, 1, "zepp", 90)});
+  rows[2].speedup_vs_a2av = 1;  // no a2av there: the reader takes any positive speedup
+  std::string text = provenance_line() + csv_header();
+  for (const auto& r : rows) text += csv_line(r);
+  const auto back = read_results(dir.write("ok.csv", text));  // zepp in two configurations: no repeat
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[0].line, 3);
+  EXPECT_EQ(back[2].line, 5);
+  ResultRow again = rows[1];
+  again.latency_us = 120;
+  const std::string path = dir.write("twice.csv", text + csv_line(again));
+  try {
+    read_results(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":6: a second row of fig9 configuration qwen3-235b/a100/4/1 strategy zepp (the "
+                                           "first is line 4): a sweep writes each (configuration, strategy) once; delete "
+                                           "one of them");
+  }
+}
+
+// The report's checks of its inputs (check_report_inputs), on files written as the sweeps write them.
+class ReportInputs : public ::testing::Test {
+ protected:
+  // A results file `name` of `rows` after `first_lines` (provenance, settings), read back as the
+  // report reads it, for `flag`; rows without a speedup get a2av's latency over theirs.
+  ReportInput input(const std::string& flag, const std::string& name, const std::string& first_lines,
+                    std::vector<ResultRow> rows) {
+    std::string text = first_lines + csv_header();
+    const auto computed = with_speedups(rows);  // for the rows given without a speedup
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ResultRow r = rows[i].speedup_vs_a2av == 0 ? computed[i] : rows[i];
+      if (r.speedup_vs_a2av == 0) r.speedup_vs_a2av = 1;  // no a2av beside it: any positive speedup reads
+      text += csv_line(r);
+    }
+    ReportInput in{flag, dir.write(name, text), {}, std::nullopt};
+    in.rows = read_results(in.path, &in.made_by);
+    return in;
+  }
+  // Two configurations of a2av and zepp, each row with `planning`.
+  static std::vector<ResultRow> rows(const std::string& planning = "model", const std::string& experiment = "fig9") {
+    std::vector<ResultRow> out = {row("qwen3-235b", 4, 1, "a2av", 300), row("qwen3-235b", 4, 1, "zepp", 100),
+                                  row("qwen3-235b", 8, 1, "a2av", 400), row("qwen3-235b", 8, 1, "zepp", 200)};
+    for (auto& r : out) r.planning = planning, r.experiment = experiment;
+    return out;
+  }
+  // The provenance and settings lines of a sweep run with `change` made to the default options.
+  static std::string made_with(const std::function<void(SweepOptions&)>& change = [](SweepOptions&) {}) {
+    SweepOptions opt;
+    change(opt);
+    return provenance_line(sweep_settings(opt));
+  }
+  // What check_report_inputs throws ("accepted" when nothing).
+  static std::string refusal(const std::vector<ReportInput>& inputs) {
+    try {
+      check_report_inputs(inputs);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "accepted";
+  }
+  testing::TempDir dir;
+};
+
+TEST_F(ReportInputs, AConfigurationWithoutItsA2avRowOrOfAnotherExperimentIsRefused) {  // or with another speedup
+  auto no_base = rows();
+  no_base.erase(no_base.begin() + 2);  // N=8 keeps zepp only, on line 6 (after provenance, settings, header)
+  const ReportInput fig9 = input("--fig9", "fig9.csv", made_with(), no_base);
+  EXPECT_EQ(refusal({fig9}), fig9.path + ":6: configuration qwen3-235b a100 N=8 1 MB (fig9) has no a2av row, the base of "
+                                          "its speedups (speedup_vs_a2av) and of the report's a2av column; run the sweep "
+                                          "again for it (a2av runs in every configuration)");
+  auto wrong = with_speedups(rows());
+  wrong[3].speedup_vs_a2av = 2.5;  // 400 / 200 = 2
+  const ReportInput edited = input("--fig9", "edited.csv", made_with(), wrong);
+  EXPECT_EQ(refusal({edited}), edited.path + ":7: speedup_vs_a2av 2.5 disagrees with the latencies: a2av's 400 µs (line "
+                                             "6) / 200 µs is 2");
+  const ReportInput fig10 = input("--fig10", "fig10.csv", made_with(), rows());
+  EXPECT_EQ(refusal({fig10}), fig10.path + ":4: --fig10 takes fig10 results, got a row of fig9");
+  EXPECT_EQ(refusal({input("--fig10", "fig10.csv", made_with(), rows("model", "fig10"))}), "accepted");
+}
+
+// A --fig9-free CSV made with the planning charged (or --fig9-serial with pair links, ...) was
+// reported as what its section describes: each file's settings are those of its section, and a
+// sensitivity file's others those of --fig9.
+TEST_F(ReportInputs, SectionsRefuseFilesMadeWithOtherSettings) {
+  const ReportInput fig9 = input("--fig9", "fig9.csv", made_with(), rows());
+  const ReportInput free_rows = input("--fig9-free", "free.csv", made_with([](SweepOptions& o) { o.strategy.planning = PlanningMode::Free; }), rows("free"));
+  const ReportInput serial = input("--fig9-serial", "serial.csv", made_with([](SweepOptions& o) { o.link_sharing = LinkSharing::Serial; }), rows());
+  const ReportInput pair = input("--fig9-pair", "pair.csv", made_with([](SweepOptions& o) { o.link_sharing = LinkSharing::Pair; }), rows());
+  EXPECT_EQ(refusal({fig9, serial, pair, free_rows}), "accepted");
+
+  const std::string planning = "the report's \"Planning charged and left out\" section is about ";
+  const ReportInput charged = input("--fig9-free", "charged.csv", made_with(), rows());
+  EXPECT_EQ(refusal({fig9, charged}), charged.path + ":2: --fig9-free was made with --planning model; " + planning +
+                                          "--planning free: rerun that sweep with --planning free, or name the file with "
+                                          "the flag of its settings");
+  ReportInput fig9_free = free_rows;
+  fig9_free.flag = "--fig9";
+  EXPECT_EQ(refusal({fig9_free, free_rows}), free_rows.path + ":2: --fig9 was made with --planning free; the report's "
+                                                 "\"Planning charged and left out\" section (charged beside --fig9-free) is "
+                                                 "about --planning model: rerun that sweep with --planning model, or name the "
+                                                 "file with the flag of its settings");
+  ReportInput pair_as_serial = pair;
+  pair_as_serial.flag = "--fig9-serial";
+  EXPECT_EQ(refusal({fig9, pair_as_serial}), pair.path + ":2: --fig9-serial was made with --link-sharing pair; the report's "
+                                                 "\"Link-sharing sensitivity\" section is about --link-sharing serial: rerun "
+                                                 "that sweep with --link-sharing serial, or name the file with the flag of its settings");
+  ReportInput serial_as_fig9 = serial;
+  serial_as_fig9.flag = "--fig9";
+  EXPECT_EQ(refusal({serial_as_fig9}).rfind(serial.path + ":2: --fig9 was made with --link-sharing serial; the report's "
+                                             "Figure 9 tables (max-min fair links) is about --link-sharing fair",
+                                             0),
+            0u);
+  const ReportInput seed = input("--fig9-serial", "seed.csv", made_with([](SweepOptions& o) {
+    o.link_sharing = LinkSharing::Serial;
+    o.seed = 2;
+  }), rows());
+  EXPECT_EQ(refusal({fig9, seed}), seed.path + ":2: --fig9-serial was made with --seed 2, --fig9 (" + fig9.path +
+                                       ") with --seed 1: the report's \"Link-sharing sensitivity\" section compares the "
+                                       "two as differing in --link-sharing only");
+  // A row whose planning column is not its file's --planning.
+  auto mixed = rows("free");
+  mixed[1].planning = "model";
+  const ReportInput mixed_free = input("--fig9-free", "mixed.csv", made_with([](SweepOptions& o) { o.strategy.planning = PlanningMode::Free; }), mixed);
+  EXPECT_EQ(refusal({fig9, mixed_free}), mixed_free.path + ":5: a row of planning model, but the file was made with "
+                                             "--planning free (line 2): it mixes results of two settings");
+}
+
+// Files written before the settings line: their settings are read from the recorded command (flags
+// left out at today's defaults) and --planning from their rows; a sensitivity file with neither
+// is refused, a --fig9 one taken as it is.
+TEST_F(ReportInputs, OlderFilesAreReadByTheirCommandOrRefusedForASection) {
+  auto made_by = [](const std::string& flags) {
+    return "# made by zepp 0.1.0 (commit " + std::string(40, 'a') + ") with: zepp experiment fig9 --traces /t --csv x.csv" +
+           flags + "\n";
+  };
+  const ReportInput fig9 = input("--fig9", "fig9.csv", made_by(""), rows());
+  const ReportInput free_rows = input("--fig9-free", "free.csv", made_by(" --planning free"), rows("free"));
+  const ReportInput serial = input("--fig9-serial", "serial.csv", made_by(" --link-sharing=serial --seed 1"), rows());
+  EXPECT_EQ(refusal({fig9, serial, free_rows}), "accepted");
+  ReportInput free_as_pair = free_rows;
+  free_as_pair.flag = "--fig9-pair";
+  EXPECT_EQ(refusal({fig9, free_as_pair}), free_rows.path + ":1: --fig9-pair was made with --link-sharing fair (read from "
+                                               "its command line); the report's \"Link-sharing sensitivity\" section is "
+                                               "about --link-sharing pair: rerun that sweep with --link-sharing pair, or "
+                                               "name the file with the flag of its settings");
+  ReportInput fig9_as_free = fig9;
+  fig9_as_free.flag = "--fig9-free";
+  EXPECT_EQ(refusal({fig9, fig9_as_free}).rfind(fig9.path + ":3: --fig9-free was made with --planning model (its rows' "
+                                                  "planning column); the report's",
+                                                  0),
+            0u);
+  const ReportInput slack = input("--fig9-serial", "slack.csv", made_by(" --link-sharing serial --balance-slack 0.20"), rows());
+  EXPECT_EQ(refusal({fig9, slack}), slack.path + ":1: --fig9-serial was made with --balance-slack 0.2 (read from its command "
+                                        "line), --fig9 (" + fig9.path + ") with --balance-slack 0.1 (read from its command "
+                                        "line): the report's \"Link-sharing sensitivity\" section compares the two as "
+                                        "differing in --link-sharing only");
+  const ReportInput unknown_fig9 = input("--fig9", "unknown9.csv", "", rows());
+  const ReportInput unknown_serial = input("--fig9-serial", "unknown.csv", "", rows());
+  EXPECT_EQ(refusal({unknown_fig9}), "accepted");
+  EXPECT_EQ(refusal({fig9, unknown_serial}),
+            unknown_serial.path + ":1: --fig9-serial takes the Figure 9 sweep made with --link-sharing serial (the "
+                                  "report's \"Link-sharing sensitivity\" section), but " + unknown_serial.path +
+                                  " records neither its settings nor the zepp experiment fig9 command that made it: "
+                                  "nothing says it is; rerun that sweep");
 }
 
 TEST(Report, SpeedupOverFastestOtherStrategyAndGeometricMean) {

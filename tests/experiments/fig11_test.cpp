@@ -15,11 +15,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Each speedup is the tokens/s over sglang's at the same size and phase, as run_fig11 writes them.
 std::vector<Fig11Row> sample_rows() {
   return {{1, "prefill", "sglang", 256, 1024, 10, 6, 4, 400000, 1},  {1, "prefill", "zepp", 256, 1024, 8, 4, 4, 500000, 1.25},
-          {1, "decode", "sglang", 256, 2000, 40, 6, 34, 100000, 1},  {1, "decode", "zepp", 256, 2000, 38, 4, 34, 105000, 40.0 / 38},
+          {1, "decode", "sglang", 256, 2000, 40, 6, 34, 100000, 1},  {1, "decode", "zepp", 256, 2000, 38, 4, 34, 100000 * 40.0 / 38, 40.0 / 38},
           {16, "prefill", "sglang", 4096, 1024, 90, 70, 20, 700000, 1}, {16, "prefill", "zepp", 4096, 1024, 50, 30, 20, 1260000, 1.8},
-          {16, "decode", "sglang", 4096, 150, 100, 70, 30, 650000, 1}, {16, "decode", "zepp", 4096, 150, 60, 30, 30, 1090000, 100.0 / 60}};
+          {16, "decode", "sglang", 4096, 150, 100, 70, 30, 650000, 1}, {16, "decode", "zepp", 4096, 150, 60, 30, 30, 650000 * 100.0 / 60, 100.0 / 60}};
 }
 
 fs::path temp(const std::string& name) { return fs::path(::testing::TempDir()) / (name + std::to_string(getpid())); }
@@ -56,6 +57,47 @@ TEST(Fig11, CsvRoundTripsAndRejectsBadRows) {
       EXPECT_NE(std::string(e.what()).find(p.string() + expected), std::string::npos) << e.what();
     }
   }
+}
+
+// The report trusted the CSV: a second row of a system at a size and phase (the last won), a size
+// and phase without the reference row its speedups divide, and a speedup that disagrees with the
+// row's tokens/s were all read. Each is refused naming the file and line; rounding to the written
+// decimals is not.
+TEST(Fig11, InconsistentRowsAreRefusedNamingTheLine) {
+  const fs::path p = temp("fig11-inconsistent.csv");
+  auto lines = [&](std::vector<Fig11Row> rows) {  // the CSV of `rows`: provenance, header, then line 3 on
+    std::ofstream(p) << fig11_csv(rows);
+  };
+  auto refused = [&](const std::string& expected) {
+    try {
+      read_fig11(p.string());
+      ADD_FAILURE() << "accepted, expected " << expected;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), p.string() + expected);
+    }
+  };
+  auto rows = sample_rows();
+  rows.push_back(rows[1]);  // line 11 repeats line 4
+  lines(rows);
+  refused(":11: a second row of zepp at 1 MB prefill (the first is line 4): each system runs once per size and "
+          "phase; delete one of them");
+  rows = sample_rows();
+  rows.erase(rows.begin() + 2);  // 1 MB decode without sglang: its zepp row moves up to line 5
+  lines(rows);
+  refused(":5: 1 MB decode has no sglang row, the reference of its speedups (the file's first system, line 3)");
+  rows = sample_rows();
+  rows[3].speedup = 1.06;  // tokens/s say 1.052632
+  lines(rows);
+  refused(":6: speedup 1.06 disagrees with its tokens/s: 105263.158 / 100000 of sglang (line 5) is 1.052632");
+  rows = sample_rows();
+  rows[2].speedup = 1.01;  // the reference's own speedup is 1
+  lines(rows);
+  refused(":5: speedup 1.01 disagrees with its tokens/s: 100000 / 100000 of sglang (line 5) is 1.000000");
+  // Written to 6 and 3 decimals, the figures agree within their rounding.
+  rows = sample_rows();
+  rows[3].tokens_per_s = 100000.0004 * 40 / 38;
+  lines(rows);
+  EXPECT_EQ(read_fig11(p.string()).size(), 8u);
 }
 
 // Any damage to a valid file (a byte replaced, the file cut short) is read or rejected with
