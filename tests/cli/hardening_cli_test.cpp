@@ -381,6 +381,32 @@ TEST(Hardening, ListFlagsRefuseAValueGivenTwice) {
     expect_refused(args, {"zepp: invalid argument: " + says});
 }
 
+// CLI11 drops the empty entries of a comma-separated list: `--strategies a2av,zepp,`, `--sizes
+// 1,,4` and `--nodes 4,` ran the sweep as if they were not there. Every list flag of every command
+// refuses an empty entry (main.cpp reads the values as typed), naming the flag, the entry and the value.
+TEST(Hardening, ListFlagsRefuseAnEmptyEntry) {
+  const std::string sweep = " --traces /nonexistent --plots " + ::testing::TempDir();
+  const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"experiment fig9 --strategies a2av,zepp," + sweep, "--strategies: entry 3 of 'a2av,zepp,' is empty"},
+           {"experiment fig9 --sizes 1,,4" + sweep, "--sizes: entry 2 of '1,,4' is empty"},
+           {"experiment fig9 --nodes 4," + sweep, "--nodes: entry 2 of '4,' is empty"},
+           {"experiment fig9 --nodes=,4" + sweep, "--nodes: entry 1 of ',4' is empty"},
+           {"experiment fig9 --workloads kimi-k2,\\ " + sweep, "--workloads: entry 2 of 'kimi-k2, ' is empty"},
+           {"experiment fig10 --topologies a100,,h100" + sweep, "--topologies: entry 2 of 'a100,,h100' is empty"},
+           {"experiment fig11 --sizes 1," + sweep, "--sizes: entry 2 of '1,' is empty"},
+           {"experiment fig12 --systems zepp,," + drift, "--systems: entry 2 of 'zepp,,' is empty"},
+           {"experiment iser-replay --ep 4,,8" + drift, "--ep: entry 2 of '4,,8' is empty"},
+           {"experiment validate --ranks 4, --from-results", "--ranks: entry 2 of '4,' is empty"},
+           {"simulate --failed-nodes 1,", "--failed-nodes: entry 2 of '1,' is empty"},
+           {"place --failed-gpus 1,,2 --load " + load_file(), "--failed-gpus: entry 2 of '1,,2' is empty"},
+           {"simulate --strategies a2av,zepp,", "--strategies: entry 3 of 'a2av,zepp,' is empty"}})
+    expect_refused(args, {"zepp: invalid argument: " + says});
+  // A value that is a subcommand's name is a value, not the subcommand: `--out fig9` of fig9.
+  const ProgramResult help = run_zepp("experiment fig9 --out fig9 --nodes 4,8 --help");
+  EXPECT_EQ(help.status, 0) << help.err;
+}
+
 // `experiment report` took a negative latency in a results CSV (nan and text were refused): the
 // report divided by it. Refused naming the file, line and column.
 TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
