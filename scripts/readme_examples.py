@@ -23,8 +23,9 @@ What it reads in README.md:
 
 Numbers compare within 0.5% (or one unit of their last printed digit, whichever is larger); all
 other text must match exactly. Exit status: 0 when the README matches, 1 when it does not
-(each difference listed), 2 on a command that fails or a malformed marker, 77 (skipped) when the
-real traces (`../shared/data/traces`) are absent.
+(each difference listed), 2 on a command that fails, a malformed marker, a README that cannot be
+read or one with no example and no figure to check, 77 (skipped) when the real traces
+(`../shared/data/traces`) are absent.
 """
 import argparse
 import csv
@@ -245,6 +246,13 @@ def console_blocks(lines):
     return out
 
 
+def count_examples(text):
+    """Console examples (`$ build/zepp` commands in ```console blocks) and figures in `text`."""
+    lines = text.split("\n")
+    commands = sum(1 for start, end in console_blocks(lines) for line in lines[start:end] if line.startswith("$ build/zepp"))
+    return commands + len(FIGURE.findall(text))
+
+
 def process(text, zepp, write):
     """(new text, list of differences)."""
     lines = text.split("\n")
@@ -308,14 +316,26 @@ def main():
     ap.add_argument("--zepp", default=os.path.join(ROOT, "build", "zepp"), help="the zepp binary (default build/zepp)")
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
     args = ap.parse_args()
+    # The README first: a file that cannot be read, or one with nothing to check (which would
+    # "match the program" vacuously), is an error whatever else is missing.
+    try:
+        with open(args.readme, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        print(f"error: --readme {args.readme}: cannot read it: {reason}", file=sys.stderr)
+        return 2
+    examples = count_examples(text)
+    if examples == 0:
+        print(f"error: --readme {args.readme}: no console example (a ```console block starting with `$ build/zepp`) "
+              "and no figure (<!--=EXPR|FORMAT-->TEXT<!--/-->): nothing to check", file=sys.stderr)
+        return 2
     if not os.path.isdir(os.path.join(ROOT, "..", "shared", "data", "traces")):
         print("skipped: ../shared/data/traces (the real traces the README's examples read) is absent", file=sys.stderr)
         return 77
     if not os.access(args.zepp, os.X_OK):
         print(f"error: {args.zepp} is not an executable; build it first: bash scripts/build.sh zepp", file=sys.stderr)
         return 2
-    with open(args.readme) as f:
-        text = f.read()
     try:
         new, diffs = process(text, os.path.abspath(args.zepp), args.write)
     except Failure as e:

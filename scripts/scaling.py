@@ -172,11 +172,30 @@ def main():
         ap.error(f"--nodes: expected a comma-separated list of node counts, got '{a.nodes}'")
     if not nodes or min(nodes) < 1:
         ap.error("--nodes: node counts must be >= 1")
+    # Every flag before the first run (each may take minutes): a node count or strategy given twice
+    # ran twice and printed its row twice; an empty strategy list printed an empty table; a budget
+    # that is not positive stopped every strategy after its first run.
+    for n in nodes:
+        if nodes.count(n) > 1:
+            ap.error(f"--nodes: names {n} twice in '{a.nodes}'")
+    strategies = [s.strip() for s in a.strategies.split(",")]
+    if not a.strategies.strip():
+        ap.error("--strategies: names no strategy; give a comma-separated list such as a2av,zepp")
+    for i, s in enumerate(strategies):
+        if not s:
+            ap.error(f"--strategies: entry {i + 1} of '{a.strategies}' is empty")
+        if strategies.count(s) > 1:
+            ap.error(f"--strategies: names '{s}' twice in '{a.strategies}'")
+    if not (math.isfinite(a.budget) and a.budget > 0):
+        ap.error(f"--budget: expected a positive number of CPU seconds, got {a.budget:g}")
+    if a.gpus_per_node < 1:
+        ap.error(f"--gpus-per-node: expected >= 1, got {a.gpus_per_node}")
+    if not (math.isfinite(a.size_mb) and a.size_mb > 0):
+        ap.error(f"--size-mb: expected a positive number of MiB, got {a.size_mb:g}")
     if a.markdown and os.path.exists(a.markdown) and not os.path.isfile(a.markdown):
         ap.error(f"--markdown: {a.markdown} exists and is not a regular file")
     if not os.access(a.zepp, os.X_OK):
         ap.error(f"{a.zepp}: not an executable (build it first: bash scripts/build.sh zepp)")
-    strategies = [s for s in a.strategies.split(",") if s]
 
     load_before = os.getloadavg()
     # (strategy, nodes) -> (wall, cpu, rss, latency), None (left out: over budget) or the reason the

@@ -33,12 +33,15 @@ struct CalibrateFlags {
   std::string tokens = "1,4,16,64,256,1024", message_bytes = "64,16384,262144,1048576";
 };
 
-// A comma-separated list of whole numbers in [1, hi], ascending.
+// A comma-separated list of at least two whole numbers in [1, hi], ascending: mpi::calibrate()'s
+// bounds (mpi/calibrate.hpp), checked here before MPI starts. Left to calibrate(), `--tokens 1`
+// failed on every rank, each printing the error, then MPI_Abort's banner.
 template <class T>
-std::vector<T> parse_list(const std::string& text, const char* flag, double hi) {
+std::vector<T> parse_list(const std::string& text, const char* flag, double hi, const char* what) {
   std::vector<T> out;
   std::stringstream ss(text);
-  const std::string expected = "expected a comma-separated ascending list of whole numbers in [1, " + fmt::format("{:.0f}", hi) + "]";
+  const std::string expected = "expected a comma-separated ascending list of at least " + std::to_string(mpi::kMinCalibratePoints) +
+                               " whole numbers in [1, " + fmt::format("{:.0f}", hi) + "]";
   for (std::string item; std::getline(ss, item, ',');) {
     std::size_t used = 0;
     double v = 0;
@@ -51,7 +54,9 @@ std::vector<T> parse_list(const std::string& text, const char* flag, double hi) 
     require(out.empty() || T(v) > out.back(), flag, expected + ", got " + text);
     out.push_back(T(v));
   }
-  require(!out.empty(), flag, expected + ", got '" + text + "'");
+  require(text.empty() || text.back() != ',', flag, expected + ", got '" + text + "' (its last entry is empty)");
+  require(out.size() >= mpi::kMinCalibratePoints, flag,
+          expected + " (a line is fitted through the " + what + " timed), got '" + text + "'");
   return out;
 }
 
@@ -102,8 +107,8 @@ void check_flags(CalibrateFlags& f) {
   if (f.hidden) f.opt.hidden = *f.hidden;
   if (f.ffn) f.opt.ffn = *f.ffn;
   require(f.opt.hidden > 0 && f.opt.ffn > 0, "--hidden/--ffn", "give the expert shape to time (--model or --hidden and --ffn, positive)");
-  f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens", 1 << 20);
-  f.opt.message_bytes = parse_list<double>(f.message_bytes, "--message-bytes", 1 << 30);
+  f.opt.tokens = parse_list<int64_t>(f.tokens, "--tokens", double(mpi::kMaxCalibrateTokens), "token counts");
+  f.opt.message_bytes = parse_list<double>(f.message_bytes, "--message-bytes", mpi::kMaxCalibrateMessageBytes, "message sizes");
   if (f.nic_gbps) f.opt.nic_bytes_per_s = *f.nic_gbps * 1e9;  // range: src/core/flag_ranges.cpp
   // Before MPI starts: main prints the error once (rank 0), where each rank printed it.
   require(f.opt.repeat >= 1 && f.opt.repeat <= 1000, "--repeat", "must be in [1, 1000]");
@@ -155,8 +160,10 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--ffn", f->ffn, "Expert FFN dimension to time (overrides --model)");
   cmd->add_option("--nic-gbps", f->nic_gbps, "Also measure inter-node sends paced to this rate (as zepp run --nic-gbps); "
                                              "the file's NIC is then the paced one");
-  cmd->add_option("--tokens", f->tokens, "Rows per expert GEMM to time, comma-separated ascending")->capture_default_str();
-  cmd->add_option("--message-bytes", f->message_bytes, "Ping-pong message sizes in bytes, comma-separated ascending")
+  cmd->add_option("--tokens", f->tokens, "Rows per expert GEMM to time, comma-separated ascending, at least two, in [1, 65536]")
+      ->capture_default_str();
+  cmd->add_option("--message-bytes", f->message_bytes,
+                  "Ping-pong message sizes in bytes, comma-separated ascending, at least two, in [1, 268435456]")
       ->capture_default_str();
   cmd->add_option("--repeat", f->opt.repeat, "Timed repetitions per point (the median is kept)")->capture_default_str();
   cmd->add_option("--data-seed", f->opt.data_seed, "Seed of the timed activations and weights")->capture_default_str()->check(non_negative);

@@ -265,7 +265,7 @@ void run_report(const ReportFlags& f) {
 
 void add_experiment(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "experiment", "The paper's evaluation: fig9, fig10, fig11, fig12, replay, validate and the reproduction report (report); iser-replay (ISER-MoE's replay setting)");
+      "experiment", "The paper's evaluation: fig9, fig10, fig11, fig12, replay, validate and the reproduction report (report); iser-replay (ISER-MoE's replay setting) and iser-broadcast (its Figure 8(a) multicast)");
   cmd->require_subcommand(1);
   add_sweep(cmd, "fig9", "Figure 9: 4/8/16 nodes x 1/4/16 MB per GPU x four workloads on a100, every baseline",
             &experiments::fig9_spec);

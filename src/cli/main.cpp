@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 #include <exception>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>
@@ -26,6 +27,63 @@ void refuse_empty_values(CLI::App& app) {
       opt->check([](const std::string& v) { return v.empty() ? std::string("expected a value, got an empty string") : std::string(); },
                  "", "nonempty");  // no description: --help would show ":NONEMPTY" after every flag
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) refuse_empty_values(*sub);
+}
+
+// The option `name` ("--nodes", "-o") of `at` or of a command above it, else nullptr.
+CLI::Option* option_named(CLI::App* at, const std::string& name) {
+  for (; at != nullptr; at = at->get_parent())
+    if (CLI::Option* opt = at->get_option_no_throw(name)) return opt;
+  return nullptr;
+}
+
+CLI::App* subcommand_named(CLI::App* at, const std::string& name) {
+  for (CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; }))
+    if (sub->get_name() == name) return sub;
+  return nullptr;
+}
+
+// Comma-separated list flags (CLI11 ->delimiter(','), every one of them, wherever added): CLI11
+// drops empty entries, so `--nodes 4,`, `--sizes 1,,4` or `--strategies a2av,zepp,` ran as if the
+// entry were not there. The values as typed are read here, before CLI11 splits them, walking the
+// arguments as CLI11 does: a subcommand's name enters it, `--flag VALUE` and `--flag=VALUE` give
+// VALUE to the flag of the current command (or one above it). Throws ArgumentError
+// "--FLAG: entry K of 'VALUE' is empty" (as strategy_list, src/cli/options.cpp, says it).
+void refuse_empty_list_entries(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return;  // what follows is not an option
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (CLI::App* sub = subcommand_named(at, arg)) at = sub;
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    const CLI::Option* opt = option_named(at, name);
+    if (opt == nullptr || opt->get_type_size_max() == 0) continue;  // unknown (CLI11 says so) or a switch
+    std::vector<std::string> values;
+    if (eq != std::string::npos) {
+      values.push_back(arg.substr(eq + 1));
+    } else if (opt->get_delimiter() == '\0') {
+      ++i;  // its one value, which may be a subcommand's name
+      continue;
+    } else {  // a list takes the words that follow up to the next option
+      while (i + 1 < argc && (argv[i + 1][0] != '-' || argv[i + 1][1] == '\0') && !subcommand_named(at, argv[i + 1]))
+        values.push_back(argv[++i]);
+    }
+    const char d = opt->get_delimiter();
+    if (d == '\0') continue;
+    for (const std::string& value : values) {
+      size_t entry = 1, start = 0;
+      for (size_t end = value.find(d); ; end = value.find(d, start), ++entry) {
+        const std::string item = value.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (item.find_first_not_of(" \t") == std::string::npos && !value.empty())
+          throw zepp::ArgumentError(name + ": entry " + std::to_string(entry) + " of '" + value + "' is empty");
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+    }
+  }
 }
 
 // The rank the launcher gives this process before MPI_Init, or nullptr when not under mpirun.
@@ -99,6 +157,7 @@ int main(int argc, char** argv) {
   const bool quiet = quiet_rank();
   try {
     try {
+      refuse_empty_list_entries(app, argc, argv);
       app.parse(argc, argv);
     } catch (...) {
       zepp::cli::end_progress_line();  // the message below starts a line of its own

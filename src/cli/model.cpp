@@ -83,20 +83,7 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
   for (const StrategyRun& run : runs) check_strategy_fits(run.strategy, model, topo, run.opt);  // naming the flags
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
-  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, parse_layers(f.layers));
-  w.check_experts(trace);
-  check_trace_matches_model(trace, model);
-
   model::MoeRunOptions run;
-  run.layers = parse_layers(f.layers);
-  const std::vector<int> present = trace.layer_ids();
-  for (int l : run.layers)
-    require(std::binary_search(present.begin(), present.end(), l), "--layers",
-            fmt::format("layer {} is not an MoE layer of {}; it has {}", l, w.trace_path, fmt::join(present, ",")));
-  if (f.layers == "all") {  // refused before any layer runs, not when the step is composed
-    const std::string problem = model::all_layers_problem(present, model, dense);
-    require(problem.empty(), "--layers", problem);
-  }
   run.size_mb = w.workload.size_mb;
   if (decode && f.batch) run.size_mb = double(*f.batch) * model.token_bytes() / double(1 << 20);  // exactly batch tokens
 
@@ -118,10 +105,43 @@ void run_model(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                       "prefill is not modelled); give --context <= {} or a larger --size-mb",
                       f.context ? *f.context : 0, step.tokens, w.workload.size_mb, step.tokens));
   if (!decode && !f.context) step.context = std::min<int64_t>(step.context, step.tokens);  // the default: whole batch
+  const double kv_per_token = model::kv_bytes_per_token(model, dense);
   if (f.kv_cache_gb) {
-    step.context = int64_t(std::floor(*f.kv_cache_gb * 1e9 / (double(step.tokens) * model::kv_bytes_per_token(model, dense))));
+    step.context = int64_t(std::floor(*f.kv_cache_gb * 1e9 / (double(step.tokens) * kv_per_token)));
     require(step.context >= 1, "--kv-cache-gb",
             fmt::format("{} GB holds less than one token per sequence for {} sequences", *f.kv_cache_gb, step.tokens));
+  }
+  // A decode step reads each sequence's whole cache: it must be resident, so it cannot exceed the
+  // GPU's memory (the topology's compute.memory; 0 when a topology file does not give it).
+  const double memory = topo.compute.memory;
+  if (decode && memory > 0) {
+    if (f.kv_cache_gb) {
+      require(*f.kv_cache_gb * 1e9 <= memory, "--kv-cache-gb",
+              fmt::format("{:g} GB = {:.0f} bytes of KV cache per GPU exceeds the GPU memory of {}, {:.0f} bytes ({:g} GB)",
+                          *f.kv_cache_gb, *f.kv_cache_gb * 1e9, topo.name, memory, memory / 1e9));
+    } else {
+      const double bytes = double(step.tokens) * double(step.context) * kv_per_token;
+      require(bytes <= memory, f.context ? "--context" : f.batch ? "--batch" : "--size-mb",
+              fmt::format("a KV cache of {} sequences x {} tokens{} x {:.0f} bytes per token ({} layers) = {:.0f} bytes "
+                          "({:g} GB) per GPU exceeds the GPU memory of {}, {:.0f} bytes ({:g} GB); give a smaller --context "
+                          "or --batch{}",
+                          step.tokens, step.context, f.context ? "" : " (--context's default)", kv_per_token, model.layers,
+                          bytes, bytes / 1e9, topo.name, memory, memory / 1e9,
+                          f.batch ? "" : " (sequences per GPU; default: the tokens per GPU of --size-mb)"));
+    }
+  }
+  const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, parse_layers(f.layers));
+  w.check_experts(trace);
+  check_trace_matches_model(trace, model);
+
+  run.layers = parse_layers(f.layers);
+  const std::vector<int> present = trace.layer_ids();
+  for (int l : run.layers)
+    require(std::binary_search(present.begin(), present.end(), l), "--layers",
+            fmt::format("layer {} is not an MoE layer of {}; it has {}", l, w.trace_path, fmt::join(present, ",")));
+  if (f.layers == "all") {  // refused before any layer runs, not when the step is composed
+    const std::string problem = model::all_layers_problem(present, model, dense);
+    require(problem.empty(), "--layers", problem);
   }
   run.iterations = serve.iterations;
   run.workload = w.workload;

@@ -30,6 +30,7 @@ nlohmann::json presets_json() {
                              {"nic_latency_us", t.nic_latency * 1e6},
                              {"peak_tflops", t.compute.peak_flops / 1e12},
                              {"hbm_tbps", t.compute.hbm_bw / 1e12},
+                             {"memory_gb", t.compute.memory / 1e9},
                              {"source", p.source}});
   }
   return j;
@@ -45,13 +46,13 @@ std::string presets_table(const nlohmann::json& j) {
                        m["source"].get<std::string>());
   out += fmt::format(
       "\nclusters (--topology; per direction; a topology file works too: docs/topology.md)\n"
-      "{:<12} {:>4} {:<8} {:>7} {:>8} {:>7} {:>8}  {}\n",
-      "name", "GPUs", "NVLink", "GB/s", "NIC GB/s", "TFLOP/s", "HBM TB/s", "source");
+      "{:<12} {:>4} {:<8} {:>7} {:>8} {:>7} {:>8} {:>6}  {}\n",
+      "name", "GPUs", "NVLink", "GB/s", "NIC GB/s", "TFLOP/s", "HBM TB/s", "mem GB", "source");
   for (const auto& c : j["clusters"])
-    out += fmt::format("{:<12} {:>4} {:<8} {:>7g} {:>8g} {:>7g} {:>8g}  {}\n", c["name"].get<std::string>(),
+    out += fmt::format("{:<12} {:>4} {:<8} {:>7g} {:>8g} {:>7g} {:>8g} {:>6g}  {}\n", c["name"].get<std::string>(),
                        c["gpus_per_node"].get<int>(), c["nvlink_model"].get<std::string>(),
                        c["nvlink_gbps"].get<double>(), c["nic_gbps"].get<double>(), c["peak_tflops"].get<double>(),
-                       c["hbm_tbps"].get<double>(), c["source"].get<std::string>());
+                       c["hbm_tbps"].get<double>(), c["memory_gb"].get<double>(), c["source"].get<std::string>());
   return out;
 }
 

@@ -382,7 +382,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("--timeline", f->timeline,
                   "Write FILE-<strategy>.json (Chrome trace, one process per rank, as zepp simulate writes) and .svg (with its "
                   "gnuplot data and script as .svg.dat and .svg.gp), "
-                  "from the executor's own timestamps (fastest repeat)");
+                  "from the executor's own timestamps (fastest repeat). In file names a strategy's '/' and '+' become '_' "
+                  "(zepp/no-split: FILE-zepp_no-split.json)");
   cmd->add_option("--predict", f->predict,
                   "Calibrated topology file (zepp calibrate): also simulate each executed plan on it and print measured vs "
                   "predicted wall time and phases (with --timeline, FILE-<strategy>-predicted.json too)");

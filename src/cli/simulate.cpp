@@ -277,7 +277,7 @@ void add_simulate(CLI::App& app) {
   cmd->add_option("--executor", f->executor, "Latency model: sim (SimGrid cluster) or estimate (closed form, no overlap); with --iterations sim or "
                   "none (decisions only: placement, routing and swaps, no latency)")->capture_default_str();
   cmd->add_option("--format", f->format, "Output: table, json or csv")->capture_default_str();
-  cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart; its data and script stay beside it as .svg.dat and .svg.gp); with --failed-nodes also FILE-<strategy>-degraded.* on the surviving nodes");
+  cmd->add_option("--timeline", f->timeline, "Write FILE-<strategy>.json (Chrome trace, opens in Perfetto) and FILE-<strategy>.svg (gnuplot Gantt chart; its data and script stay beside it as .svg.dat and .svg.gp); with --failed-nodes also FILE-<strategy>-degraded.* on the surviving nodes. In file names a strategy's '/' and '+' become '_' (zepp/no-split: FILE-zepp_no-split.json; zepp+swaps: FILE-zepp_swaps.json)");
   cmd->add_option("--optimum", f->optimum,
                   "Solve equation (1) exactly (LEMON) for the gap column: auto (up to 256 GPUs), on or off")
       ->capture_default_str();

@@ -49,11 +49,18 @@ struct WorkloadSpec {
   const char* key;
   const char* folder;
   const char* model;
+  const char* label;  // the report's Setup
 };
 // The three traces with MPI-run tests (tests/mpi/run_test.cpp), by short name.
-constexpr WorkloadSpec kWorkloads[] = {{"deepseek", "deepseek-v2-lite-puffin", "deepseek-v2-lite"},
-                                       {"llama4", "llama4-maverick-mmlu", "llama4-maverick"},
-                                       {"mixtral", "mixtral-8x7b-gsm8k", "mixtral-8x7b"}};
+constexpr WorkloadSpec kWorkloads[] = {{"deepseek", "deepseek-v2-lite-puffin", "deepseek-v2-lite", "DeepSeek-V2-Lite (puffin)"},
+                                       {"llama4", "llama4-maverick-mmlu", "llama4-maverick", "Llama-4 Maverick (MMLU)"},
+                                       {"mixtral", "mixtral-8x7b-gsm8k", "mixtral-8x7b", "Mixtral-8x7B (GSM8K)"}};
+
+const WorkloadSpec* workload_spec(const std::string& key) {
+  for (const auto& s : kWorkloads)
+    if (key == s.key) return &s;
+  return nullptr;
+}
 // The acceptance case of issue 16: the paced 8-rank DeepSeek run, a2av/zepp within 15%.
 constexpr double kGoal = 0.15;
 
@@ -123,8 +130,10 @@ nlohmann::json measure(const ValidateFlags& f) {
   fs::create_directories(f.results);
   const std::string err_file = (fs::temp_directory_path() / ("zepp-validate-stderr-" + std::to_string(getpid()) + ".txt")).string();
   const std::string env = "OPENBLAS_NUM_THREADS=1 ";
+  // The sweep asked for (workloads, ranks) beside the runs done: --from-results lists what was not measured.
   nlohmann::json doc = {{"machine", machine_line()}, {"started", std::time(nullptr)}, {"nic_gbps", f.nic_gbps},
                         {"hidden", f.hidden}, {"ffn", f.ffn}, {"size_mb", f.size_mb}, {"repeat", f.repeat},
+                        {"workloads", f.workloads}, {"ranks", f.ranks},
                         {"calibrations", nlohmann::json::object()}, {"runs", nlohmann::json::array()}};
   const std::string shape = " --hidden " + std::to_string(f.hidden) + " --ffn " + std::to_string(f.ffn);
   const std::string pace = " --nic-gbps " + fmt("%g", f.nic_gbps);
@@ -142,9 +151,7 @@ nlohmann::json measure(const ValidateFlags& f) {
   const size_t total = f.workloads.size() * f.ranks.size() * 2;
   size_t done = 0;
   for (const auto& key : f.workloads) {
-    const WorkloadSpec* w = nullptr;
-    for (const auto& s : kWorkloads)
-      if (key == s.key) w = &s;
+    const WorkloadSpec* w = workload_spec(key);
     const std::string trace = (fs::path(f.traces) / w->folder).string();
     for (int r : f.ranks)
       for (bool paced : {true, false}) {
@@ -191,24 +198,38 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
      << "\"node\" and of two, unpaced and through the NIC pacer) and wrote a topology file with that compute model. "
      << "Each executed plan was then simulated on the calibrated cluster (`sim` executor, SimGrid) and the two compared: "
      << "\"predicted\" below is the simulator's layer time for the very plan that ran.\n\n";
+  // What was run, as runs.json records it (f: its settings, recorded_settings), not the defaults.
+  auto listed = [](const std::vector<std::string>& items, const char* last) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? last : ", ") + items[i];
+    return out;
+  };
+  std::vector<std::string> traces, ranks;
+  for (const auto& key : f.workloads) traces.push_back(workload_spec(key)->label);
+  for (const int r : f.ranks) ranks.push_back(std::to_string(r) + " (2 nodes x " + std::to_string(r / 2) + ")");
   md << "## Setup\n\n"
      << "- Machine: " << doc["machine"].get<std::string>() << "; measured " << when(doc["started"]) << " to "
-     << when(doc["finished"]) << ".\n"
-     << "- Traces: DeepSeek-V2-Lite (puffin), Llama-4 Maverick (MMLU), Mixtral-8x7B (GSM8K), each model's experts, "
+     << when(doc["finished"]) << ".\n";
+  if (doc.contains("made_by") && doc["made_by"].contains("command"))
+    md << "- Command: `" << doc["made_by"]["command"].get<std::string>() << "`.\n";
+  md << "- Traces: " << listed(traces, ", ") << ", each model's experts, "
      << "top-k and routing, with the expert shape reduced to hidden " << doc["hidden"] << ", ffn " << doc["ffn"]
      << " (the real shapes take minutes per run on two cores); " << fmt("%g", doc["size_mb"].get<double>())
      << " MiB of BF16 activations per rank (paper §6.1 sizing), moved as fp32.\n"
-     << "- Ranks: 4 (2 nodes x 2) and 8 (2 nodes x 4); \"paced\": inter-node sends through a token bucket at "
+     << "- Ranks: " << listed(ranks, " and ") << "; \"paced\": inter-node sends through a token bucket at "
      << fmt("%g", doc["nic_gbps"].get<double>()) << " GB/s per rank (`--nic-gbps`), so the NIC is the bottleneck as on a "
      << "cluster; \"unpaced\": every message goes through shared memory at the machine's speed.\n"
      << "- Wall time: slowest rank, fastest of " << doc["repeat"] << " repeats; phases: the slowest rank's dispatch end, "
      << "compute busy time and combine span, from the executor's own timestamps, beside the same quantities on the "
      << "simulated timeline.\n\n";
 
+  const int most = f.ranks.empty() ? 0 : *std::max_element(f.ranks.begin(), f.ranks.end());
+  const int cores = int(std::thread::hardware_concurrency());
   md << "## Load on the machine\n\n"
      << "This machine has few cores and may be shared with other jobs (other engineers' builds and tests) while "
-     << "measuring; the load averages below say how busy it was. Every rank is a process; 8 ranks on " << std::thread::hardware_concurrency()
-     << " cores are oversubscribed before anything else runs. Load averages (1 / 5 / 15 min) as read from "
+     << "measuring; the load averages below say how busy it was. Every rank is a process; " << most << " ranks on "
+     << cores << " cores " << (most > cores ? "are oversubscribed before anything else runs" : "leave few cores to anything else")
+     << ". Load averages (1 / 5 / 15 min) as read from "
      << "`/proc/loadavg` before and after each step:\n\n| step | before | after |\n|---|---|---|\n";
   auto load = [](const nlohmann::json& l) {
     if (l.empty()) return std::string("n/a");
@@ -267,12 +288,16 @@ std::string markdown(const nlohmann::json& doc, const ValidateFlags& f) {
         if (!found) missing += std::string(missing.empty() ? "" : ", ") + key + " " + std::to_string(r) + " ranks " + (paced ? "paced" : "unpaced");
       }
   if (!missing.empty()) md << "\nNot measured (the sweep was cut short): " << missing << ".\n";
-  md << "\nMedian |measured / predicted - 1| over strategies and traces: " << fmt("%.0f%%", median(errs_paced) * 100)
-     << " paced, " << fmt("%.0f%%", median(errs_unpaced) * 100) << " unpaced.\n\n";
+  auto median_pct = [&](const std::vector<double>& v) { return v.empty() ? std::string("none measured") : fmt("%.0f%%", median(v) * 100); };
+  md << "\nMedian |measured / predicted - 1| over strategies and traces: " << median_pct(errs_paced) << " paced, "
+     << median_pct(errs_unpaced) << " unpaced.\n\n";
 
   md << "## a2av / zepp: measured against predicted\n\n"
      << "| trace | ranks | NIC | a2av / zepp measured | predicted | predicted / measured |\n|---|---|---|---|---|---|\n";
-  std::string goal = "The paced 8-rank DeepSeek case was not measured.";
+  const bool goal_asked = std::find(f.workloads.begin(), f.workloads.end(), "deepseek") != f.workloads.end() &&
+                          std::find(f.ranks.begin(), f.ranks.end(), 8) != f.ranks.end();
+  std::string goal = goal_asked ? "The paced 8-rank DeepSeek case was not measured."
+                                : "The goal's case, paced 8-rank DeepSeek, was not part of this sweep.";
   for (const auto& run : doc["runs"]) {
     const auto& r = run["run"];
     if (!r.contains("a2av_over_zepp")) continue;
@@ -319,9 +344,7 @@ void check_flags(const ValidateFlags& f) {
   require(f.hidden >= 1 && f.hidden <= 65536, "--hidden", "expected [1, 65536], got " + std::to_string(f.hidden));
   require(f.ffn >= 1 && f.ffn <= 65536, "--ffn", "expected [1, 65536], got " + std::to_string(f.ffn));
   for (const std::string& key : f.workloads) {
-    const WorkloadSpec* w = nullptr;
-    for (const auto& s : kWorkloads)
-      if (key == s.key) w = &s;
+    const WorkloadSpec* w = workload_spec(key);
     require(w != nullptr, "--workloads", "unknown workload '" + key + "', expected deepseek, llama4 or mixtral");
     if (f.from_results) continue;
     const std::string trace = (fs::path(f.traces) / w->folder).string();
@@ -333,19 +356,202 @@ void check_flags(const ValidateFlags& f) {
                 "' (a path to an executable, or a program on $PATH)");
 }
 
-void run_validate(const ValidateFlags& f) {
-  check_output_file(f.out, "--out");  // before measuring
-  check_output_dir(f.results, "--results");
-  check_flags(f);
+// runs.json as markdown() and recorded_settings() read it: every field they read, present and of
+// the type they read it as. A file edited by hand, cut short or written by another program is
+// refused naming the file and the field ("FILE: runs[3].run.strategies[0].wall_s: expected a
+// number, got \"fast\""), where it ended in an internal error (or read past a missing field).
+class ResultsFields {
+ public:
+  enum Kind { Number, Whole, String, Bool, Object, List };
+  explicit ResultsFields(std::string file) : file_(std::move(file)) {}
+
+  // parent[key], `path` naming parent ("" at the top).
+  const nlohmann::json& get(const nlohmann::json& parent, const std::string& path, const std::string& key, Kind k) const {
+    const std::string where = path.empty() ? key : path + "." + key;
+    if (!parent.contains(key)) fail(where, k, "nothing (the field is missing)");
+    return check(parent[key], where, k);
+  }
+  // Every element of the list `list` (at `path`), of kind `k`.
+  void each(const nlohmann::json& list, const std::string& path, Kind k) const {
+    for (size_t i = 0; i < list.size(); ++i) check(list[i], path + "[" + std::to_string(i) + "]", k);
+  }
+  // A load average as load_average() records it: [] (unreadable) or [1 min, 5 min, 15 min].
+  void load(const nlohmann::json& parent, const std::string& path, const std::string& key) const {
+    const nlohmann::json& l = get(parent, path, key, List);
+    if (!l.empty() && l.size() != 3)
+      throw InputError(file_ + ": " + path + "." + key + ": expected [] or three load averages (1, 5 and 15 min), got " +
+                       std::to_string(l.size()) + " numbers");
+    each(l, path + "." + key, Number);
+  }
+  const nlohmann::json& check(const nlohmann::json& v, const std::string& where, Kind k) const {
+    const bool ok = k == Number   ? v.is_number()
+                    : k == Whole  ? v.is_number_integer()
+                    : k == String ? v.is_string()
+                    : k == Bool   ? v.is_boolean()
+                    : k == Object ? v.is_object()
+                                  : v.is_array();
+    if (!ok) fail(where, k, v.is_object() ? "an object" : v.is_array() ? "a list" : excerpt(json_text(v)));
+    return v;
+  }
+  [[noreturn]] void fail(const std::string& where, Kind k, const std::string& got) const {
+    static const char* const names[] = {"a number", "a whole number", "a string", "true or false", "an object", "a list"};
+    throw InputError(file_ + ": " + where + ": expected " + names[k] + ", got " + got);
+  }
+
+ private:
+  static std::string excerpt(const std::string& s) { return s.size() <= 40 ? s : s.substr(0, 37) + "..."; }
+  std::string file_;
+};
+
+void check_results(const nlohmann::json& doc, const std::string& file) {
+  using F = ResultsFields;
+  const F in(file);
+  if (!doc.is_object())
+    throw InputError(file + ": expected the object zepp experiment validate writes ({\"machine\": ..., \"runs\": [...]}), got " +
+                     std::string(doc.is_array() ? "a list" : "a " + std::string(doc.type_name())));
+  for (const char* key : {"started", "finished", "hidden", "ffn", "repeat"}) in.get(doc, "", key, F::Whole);
+  for (const char* key : {"size_mb", "nic_gbps"}) in.get(doc, "", key, F::Number);
+  in.get(doc, "", "machine", F::String);
+  if (doc.contains("made_by") && in.get(doc, "", "made_by", F::Object).contains("command"))
+    in.get(doc["made_by"], "made_by", "command", F::String);
+  for (const char* key : {"workloads", "ranks"})  // the sweep asked for; absent from files before it was recorded
+    if (doc.contains(key)) in.each(in.get(doc, "", key, F::List), key, std::string(key) == "ranks" ? F::Whole : F::String);
+  for (const auto& [r, c] : in.get(doc, "", "calibrations", F::Object).items()) {
+    const std::string at = "calibrations." + r;
+    in.check(c, at, F::Object);
+    in.get(c, at, "file", F::String);
+    in.load(c, at, "load_before");
+    in.load(c, at, "load_after");
+    const auto& t = in.get(c, at, "topology", F::Object);
+    const auto& rec = in.get(t, at + ".topology", "calibration", F::Object);
+    in.get(rec, at + ".topology.calibration", "wall_s", F::Number);
+    const auto& nic = in.get(rec, at + ".topology.calibration", "nic_unpaced", F::Object);
+    for (const char* key : {"bandwidth_bytes_per_s", "latency_s"}) in.get(nic, at + ".topology.calibration.nic_unpaced", key, F::Number);
+    const auto& compute = in.get(t, at + ".topology", "compute", F::Object);
+    in.get(compute, at + ".topology.compute", "hbm", F::String);
+    const auto& gemm = in.get(compute, at + ".topology.compute", "gemm", F::List);
+    if (gemm.empty()) in.fail(at + ".topology.compute.gemm[0]", F::Object, "nothing (the list is empty)");
+    const std::string curve = at + ".topology.compute.gemm[0]";
+    const auto& points = in.get(in.check(gemm[0], curve, F::Object), curve, "points", F::List);
+    for (size_t i = 0; i < points.size(); ++i) {
+      const std::string p = curve + ".points[" + std::to_string(i) + "]";
+      if (!points[i].is_array() || points[i].size() != 2)
+        in.fail(p, F::List, "something else; expected [tokens, \"time\"]");
+      in.check(points[i][0], p + "[0]", F::Number);
+      in.check(points[i][1], p + "[1]", F::String);
+    }
+    for (const char* link : {"nvlink", "nic"})
+      for (const char* key : {"bandwidth", "latency"})
+        in.get(in.get(t, at + ".topology", link, F::Object), at + ".topology." + link, key, F::String);
+  }
+  const auto& runs = in.get(doc, "", "runs", F::List);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string at = "runs[" + std::to_string(i) + "]";
+    const auto& run = in.check(runs[i], at, F::Object);
+    const std::string w = in.get(run, at, "workload", F::String);
+    if (workload_spec(w) == nullptr)
+      throw InputError(file + ": " + at + ".workload: expected deepseek, llama4 or mixtral, got '" + w + "'");
+    in.get(run, at, "ranks", F::Whole);
+    in.get(run, at, "paced", F::Bool);
+    in.load(run, at, "load_before");
+    in.load(run, at, "load_after");
+    const auto& r = in.get(run, at, "run", F::Object);
+    const auto& strategies = in.get(r, at + ".run", "strategies", F::List);
+    for (size_t j = 0; j < strategies.size(); ++j) {
+      const std::string sat = at + ".run.strategies[" + std::to_string(j) + "]";
+      const auto& s = in.check(strategies[j], sat, F::Object);
+      in.get(s, sat, "strategy", F::String);
+      for (const char* key : {"wall_s", "measured_over_predicted"}) in.get(s, sat, key, F::Number);
+      const auto& p = in.get(s, sat, "predicted", F::Object);
+      const auto& ranks = in.get(s, sat, "ranks", F::List);
+      for (const char* key : {"dispatch_s", "compute_s", "combine_s"}) {
+        in.get(p, sat + ".predicted", key, F::Number);
+        for (size_t k = 0; k < ranks.size(); ++k) {
+          const std::string rat = sat + ".ranks[" + std::to_string(k) + "]";
+          in.get(in.check(ranks[k], rat, F::Object), rat, key, F::Number);
+        }
+      }
+      in.get(p, sat + ".predicted", "wall_s", F::Number);
+    }
+    if (r.contains("a2av_over_zepp")) {
+      const auto& ratio = in.get(r, at + ".run", "a2av_over_zepp", F::Object);
+      for (const char* key : {"wall", "predicted_wall"}) in.get(ratio, at + ".run.a2av_over_zepp", key, F::Number);
+    }
+  }
+}
+
+// --from-results: the report describes the runs recorded, so it takes their settings from the file.
+// A measurement flag the user gave that disagrees with them is refused (it would describe runs
+// that were not made); --traces and --mpirun, which only act when measuring, are refused outright.
+// Files written before the sweep's workloads and ranks were recorded: those of the runs in them.
+ValidateFlags recorded_settings(const nlohmann::json& doc, const ValidateFlags& given, const CLI::App& cmd,
+                                const std::string& file) {
+  for (const char* flag : {"--traces", "--mpirun"})
+    require(cmd.count(flag) == 0, flag, "only acts when measuring, and --from-results runs nothing; leave it out");
+  ValidateFlags f = given;
+  f.hidden = doc["hidden"].get<int>();
+  f.ffn = doc["ffn"].get<int>();
+  f.repeat = doc["repeat"].get<int>();
+  f.size_mb = doc["size_mb"].get<double>();
+  f.nic_gbps = doc["nic_gbps"].get<double>();
+  f.workloads.clear(), f.ranks.clear();
+  if (doc.contains("workloads")) {
+    f.workloads = doc["workloads"].get<std::vector<std::string>>();
+  } else {
+    for (const auto& run : doc["runs"])
+      if (std::find(f.workloads.begin(), f.workloads.end(), run["workload"]) == f.workloads.end())
+        f.workloads.push_back(run["workload"]);
+  }
+  if (doc.contains("ranks")) {
+    f.ranks = doc["ranks"].get<std::vector<int>>();
+  } else {
+    for (const auto& run : doc["runs"])
+      if (std::find(f.ranks.begin(), f.ranks.end(), run["ranks"].get<int>()) == f.ranks.end()) f.ranks.push_back(run["ranks"]);
+    std::sort(f.ranks.begin(), f.ranks.end());
+  }
+  for (const auto& key : f.workloads)
+    if (workload_spec(key) == nullptr) throw InputError(file + ": workloads: expected deepseek, llama4 or mixtral, got '" + key + "'");
+  auto join = [](const auto& items) {
+    std::string out;
+    for (const auto& v : items) {
+      std::ostringstream one;
+      one << v;
+      out += (out.empty() ? "" : ",") + one.str();
+    }
+    return out;
+  };
+  auto same = [&](const char* flag, bool equal, const std::string& value, const std::string& recorded) {
+    require(cmd.count(flag) == 0 || equal, flag,
+            value + " disagrees with the runs recorded in " + file + " (" + recorded +
+                "); --from-results describes those runs: leave the flag out, or measure again without --from-results");
+  };
+  same("--workloads", given.workloads == f.workloads, join(given.workloads), join(f.workloads));
+  same("--ranks", given.ranks == f.ranks, join(given.ranks), join(f.ranks));
+  same("--hidden", given.hidden == f.hidden, std::to_string(given.hidden), std::to_string(f.hidden));
+  same("--ffn", given.ffn == f.ffn, std::to_string(given.ffn), std::to_string(f.ffn));
+  same("--repeat", given.repeat == f.repeat, std::to_string(given.repeat), std::to_string(f.repeat));
+  same("--size-mb", given.size_mb == f.size_mb, fmt("%g", given.size_mb), fmt("%g", f.size_mb));
+  same("--nic-gbps", given.nic_gbps == f.nic_gbps, fmt("%g", given.nic_gbps), fmt("%g", f.nic_gbps));
+  return f;
+}
+
+void run_validate(const ValidateFlags& given, const CLI::App& cmd) {
+  check_output_file(given.out, "--out");  // before measuring
+  check_output_dir(given.results, "--results");
+  check_flags(given);
+  ValidateFlags f = given;
   nlohmann::json doc;
   if (f.from_results) {
-    std::ifstream in(fs::path(f.results) / "runs.json");
+    const std::string file = (fs::path(f.results) / "runs.json").string();
+    std::ifstream in(file);
     require(bool(in), "--results", "no runs.json in " + f.results + " (run without --from-results first)");
     try {
       doc = nlohmann::json::parse(in);
     } catch (const nlohmann::json::exception& e) {
-      throw InputError(f.results + "/runs.json: " + e.what());
+      throw InputError(file + ": " + e.what());
     }
+    check_results(doc, file);
+    f = recorded_settings(doc, given, cmd, file);
   } else {
     doc = measure(f);
   }
@@ -374,8 +580,10 @@ void add_validate(CLI::App* experiment) {
   cmd->add_option("--size-mb", f->size_mb, "MiB of BF16 activations per rank")->capture_default_str();
   cmd->add_option("--repeat", f->repeat, "Runs per strategy (fastest kept)")->capture_default_str();
   cmd->add_option("--mpirun", f->mpirun, "The MPI launcher and its flags")->capture_default_str();
-  cmd->add_flag("--from-results", f->from_results, "Rewrite the report from RESULTS/runs.json without measuring");
-  cmd->callback([f] { run_validate(*f); });
+  cmd->add_flag("--from-results", f->from_results,
+                "Rewrite the report from RESULTS/runs.json without measuring, with the settings recorded there (a "
+                "measurement flag that disagrees with them is refused)");
+  cmd->callback([f, cmd] { run_validate(*f, *cmd); });
 }
 
 }  // namespace zepp::cli

@@ -83,6 +83,7 @@ Topology a100() {
   t.compute.peak_flops = 312e12; // DESIGN.md §3: A100 BF16 dense tensor-core peak
   t.compute.hbm_bw = 1.555e12;   // DESIGN.md §3: A100 40 GB HBM2
   t.compute.kernel_launch = 5e-6;  // assumed: typical CUDA kernel launch plus GEMM tail; not measured here
+  t.compute.memory = 40e9;       // paper §6.1: "four 40 GB memory NVIDIA A100 GPUs" (the part whose HBM is 1.555 TB/s)
   return t;
 }
 
@@ -92,6 +93,7 @@ Topology h100() {
   t.nvlink_bw = 150e9;           // paper §6.1: fourth-generation NVLink, 150 GB/s per direction per pair
   t.compute.peak_flops = 989e12; // DESIGN.md §3: H100 SXM BF16 dense peak
   t.compute.hbm_bw = 3.35e12;    // DESIGN.md §3: H100 SXM HBM3
+  t.compute.memory = 96e9;       // paper §6.1: "four 96 GB NVIDIA H100 GPUs per node"
   return t;
 }
 
@@ -105,7 +107,7 @@ Topology h100() {
 // 450 / 900 = 1.05 TB/s. Second-generation NVSwitch (A100) has no SHARP: 0.
 constexpr double kNvls5PortOutput = 2.1e12, kNvls4PortOutput = 1.05e12;
 Topology switched(const char* name, int gpus, double nvlink_bw, double nic_bw, double peak_flops, double hbm_bw,
-                  double multicast_port_output) {
+                  double multicast_port_output, double memory) {
   Topology t = a100();
   t.name = name;
   t.gpus_per_node = gpus;
@@ -115,6 +117,7 @@ Topology switched(const char* name, int gpus, double nvlink_bw, double nic_bw, d
   t.compute.peak_flops = peak_flops;
   t.compute.hbm_bw = hbm_bw;
   t.multicast_port_output = multicast_port_output;
+  t.compute.memory = memory;
   return t;
 }
 
@@ -125,28 +128,29 @@ std::vector<TopologyPreset> topologies() {
       // NVIDIA DGX A100 datasheet / user guide: 8 x A100 SXM4 80 GB (BF16 312 TFLOP/s dense, HBM2e
       // 2,039 GB/s), 6 NVSwitches, NVLink 3 at 600 GB/s bidirectional per GPU, 8 x ConnectX-6
       // 200 Gb/s HDR InfiniBand for the compute fabric.
-      {switched("dgx-a100", 8, 300e9, 25e9, 312e12, 2.039e12, 0),
+      {switched("dgx-a100", 8, 300e9, 25e9, 312e12, 2.039e12, 0, 80e9),
        "NVIDIA DGX A100 datasheet: 8 x A100 80GB, NVSwitch 600 GB/s bidir per GPU, 8 x ConnectX-6 200 Gb/s"},
       // NVIDIA DGX H100 datasheet / DGX BasePOD reference architecture: 8 x H100 SXM5 80 GB (BF16
       // 989 TFLOP/s dense, HBM3 3.35 TB/s), 4 NVSwitch chips, NVLink 4 at 900 GB/s bidirectional
       // per GPU, 8 single-port ConnectX-7 400 Gb/s.
-      {switched("dgx-h100", 8, 450e9, 50e9, 989e12, 3.35e12, kNvls4PortOutput),
+      {switched("dgx-h100", 8, 450e9, 50e9, 989e12, 3.35e12, kNvls4PortOutput, 80e9),
        "NVIDIA DGX H100 datasheet: 8 x H100 SXM5, NVSwitch 900 GB/s bidir per GPU, 8 x ConnectX-7 400 Gb/s"},
       // NVIDIA H200 datasheet and DGX H200 (BasePOD reference architecture): H200 SXM 141 GB,
       // HBM3e 4.8 TB/s, BF16 989 TFLOP/s dense (same Hopper tensor cores), NVLink 900 GB/s
       // bidirectional, 8 single-port ConnectX-7 400 Gb/s.
-      {switched("dgx-h200", 8, 450e9, 50e9, 989e12, 4.8e12, kNvls4PortOutput),
+      {switched("dgx-h200", 8, 450e9, 50e9, 989e12, 4.8e12, kNvls4PortOutput, 141e9),
        "NVIDIA H200 datasheet, DGX H200: 8 x H200 SXM, HBM3e 4.8 TB/s, NVSwitch 900 GB/s bidir, 8 x ConnectX-7 400 Gb/s"},
       // NVIDIA DGX B200 datasheet / HGX B200: 8 x B200, BF16 4.5 PFLOP/s with sparsity = 2.25 dense
       // per GPU, HBM3e 8 TB/s per GPU (64 TB/s per system), NVLink 5 at 1.8 TB/s bidirectional per
-      // GPU, 8 single-port ConnectX-7 400 Gb/s.
-      {switched("dgx-b200", 8, 900e9, 50e9, 2.25e15, 8e12, kNvls5PortOutput),
+      // GPU, 8 single-port ConnectX-7 400 Gb/s; 1,440 GB of GPU memory = 180 GB per GPU.
+      {switched("dgx-b200", 8, 900e9, 50e9, 2.25e15, 8e12, kNvls5PortOutput, 180e9),
        "NVIDIA DGX B200 datasheet: 8 x B200, 2.25 PFLOP/s BF16 dense, HBM3e 8 TB/s, NVLink 5 1.8 TB/s bidir, 8 x ConnectX-7 400 Gb/s"},
       // NVIDIA GB200 NVL72 product page / DGX GB200 user guide: 72 Blackwell GPUs in one NVLink 5
       // domain (130 TB/s = 1.8 TB/s bidirectional per GPU through 9 NVSwitch trays), BF16 360
       // PFLOP/s with sparsity = 2.5 PFLOP/s dense per GPU, HBM3e 576 TB/s = 8 TB/s per GPU, one
-      // ConnectX-7 400 Gb/s InfiniBand per GPU (4 per compute tray) to other racks.
-      {switched("gb200-nvl72", 72, 900e9, 50e9, 2.5e15, 8e12, kNvls5PortOutput),
+      // ConnectX-7 400 Gb/s InfiniBand per GPU (4 per compute tray) to other racks; up to 13.4 TB
+      // of HBM3e = 186 GB per GPU.
+      {switched("gb200-nvl72", 72, 900e9, 50e9, 2.5e15, 8e12, kNvls5PortOutput, 186e9),
        "NVIDIA GB200 NVL72 spec, DGX GB200 user guide: 72 GPUs per NVLink domain, 1.8 TB/s bidir per GPU, "
        "2.5 PFLOP/s BF16 dense, HBM3e 8 TB/s, ConnectX-7 400 Gb/s per GPU"},
   };

@@ -32,6 +32,9 @@ const Units kBandwidth = {{"B/s", 1},          {"KB/s", 1e3},        {"MB/s", 1e
                           {"b/s", 0.125},      {"Kb/s", 125.0},      {"Mb/s", 125e3},      {"Gb/s", 125e6},
                           {"Tb/s", 125e9},     {"Kbit/s", 125.0},    {"Mbit/s", 125e3},    {"Gbit/s", 125e6},
                           {"Tbit/s", 125e9}};
+const Units kBytes = {{"B", 1},      {"KB", 1e3},         {"MB", 1e6},            {"GB", 1e9},
+                      {"TB", 1e12},   {"KiB", 1024.0},     {"MiB", 1048576.0},     {"GiB", 1073741824.0},
+                      {"TiB", 1099511627776.0}};
 const Units kDuration = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"µs", 1e-6}, {"ns", 1e-9}};
 const Units kFlops = {{"FLOP/s", 1},     {"GFLOP/s", 1e9},  {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15},
                       {"FLOPS", 1},      {"GFLOPS", 1e9},   {"TFLOPS", 1e12},  {"PFLOPS", 1e15}};
@@ -182,6 +185,9 @@ std::string read_text(const std::string& path) {
 double parse_bandwidth(const std::string& text, const std::string& where) {
   return parse_quantity(text, where, kBandwidth, "450 GB/s", true);
 }
+double parse_bytes(const std::string& text, const std::string& where) {
+  return parse_quantity(text, where, kBytes, "80 GB", true);
+}
 double parse_duration(const std::string& text, const std::string& where) {
   return parse_quantity(text, where, kDuration, "2 us", false);
 }
@@ -262,7 +268,7 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
     if (nic["latency"]) t.nic_latency = figure(nic["latency"], "nic.latency", parse_duration, "--nic-latency-us", 1e-6);
   }
   if (const YAML::Node c = doc["compute"]) {
-    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch", "gemm"}, true);  // first: c may be a scalar
+    r.check_keys(c, "compute", {"model", "peak", "hbm", "kernel_launch", "gemm", "memory"}, true);  // first: c may be a scalar
     const bool measured = c["model"] && c["model"].IsScalar() && c["model"].Scalar() == "measured";
     for (const char* key : {"model", "peak", "hbm", "kernel_launch"})
       if (!has_base && !c[key])
@@ -283,6 +289,12 @@ Topology parse_topology_file(const std::string& path, int nodes, std::vector<Gem
     if (c["hbm"]) t.compute.hbm_bw = figure(c["hbm"], "compute.hbm", parse_bandwidth, "--hbm-tbps", 1e12);
     if (c["kernel_launch"])
       t.compute.kernel_launch = figure(c["kernel_launch"], "compute.kernel_launch", parse_duration, "--kernel-launch-us", 1e-6);
+    if (c["memory"]) {  // optional: bounds the decode KV cache (zepp simulate --phase decode)
+      const std::string where = r.where(c["memory"], "compute.memory");
+      t.compute.memory = parse_bytes(r.scalar(c["memory"], "compute.memory"), where);
+      if (t.compute.memory > 1e15)
+        throw InputError(where + "expected at most 1 PB of GPU memory, got " + g_format(t.compute.memory / 1e9) + " GB");
+    }
   }
   // A base preset's NICs follow its GPUs; a file that changes gpus_per_node keeps one NIC per GPU.
   return t;

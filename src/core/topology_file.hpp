@@ -24,9 +24,10 @@ Topology cluster_topology(const std::string& preset_or_file, int nodes, const st
 // HBM 3.35 TB/s" (per direction; NVLink per GPU pair on per-pair nodes).
 std::string describe_links(const Topology& t);
 
-// A value with its unit as topology files write it, in base units (bytes/s, seconds, FLOP/s):
-// "450 GB/s", "400 Gb/s", "2 us", "989 TFLOP/s". Throws InputError("`where`expected ...").
+// A value with its unit as topology files write it, in base units (bytes/s, seconds, FLOP/s, bytes):
+// "450 GB/s", "400 Gb/s", "2 us", "989 TFLOP/s", "80 GB". Throws InputError("`where`expected ...").
 double parse_bandwidth(const std::string& text, const std::string& where);
+double parse_bytes(const std::string& text, const std::string& where);
 double parse_duration(const std::string& text, const std::string& where);
 double parse_flops(const std::string& text, const std::string& where);
 

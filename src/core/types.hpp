@@ -28,6 +28,7 @@ struct ComputeModel {
   double peak_flops = 0;       // FLOP/s, dense BF16 tensor-core peak
   double hbm_bw = 0;           // bytes/second, HBM bandwidth
   double kernel_launch = 0;    // seconds, fixed cost of one expert GEMM launch
+  double memory = 0;           // bytes of GPU memory (HBM capacity); 0: not known (a topology file without compute.memory)
 };
 
 // How the GPUs of one node reach each other over NVLink.

@@ -243,14 +243,15 @@ Calibration calibrate(const CalibrateOptions& opt, MPI_Comm comm) {
           std::to_string(opt.gpus_per_node) + " does not divide the " + std::to_string(n) + " ranks");
   require(opt.hidden > 0, "hidden", "must be positive");
   require(opt.ffn > 0, "ffn", "must be positive");
-  require(opt.tokens.size() >= 2, "tokens", "needs at least two token counts");
+  require(opt.tokens.size() >= kMinCalibratePoints, "tokens", "needs at least two token counts");
   for (size_t i = 0; i < opt.tokens.size(); ++i)
-    require(opt.tokens[i] >= 1 && opt.tokens[i] <= 1 << 16 && (i == 0 || opt.tokens[i] > opt.tokens[i - 1]), "tokens",
+    require(opt.tokens[i] >= 1 && opt.tokens[i] <= kMaxCalibrateTokens && (i == 0 || opt.tokens[i] > opt.tokens[i - 1]), "tokens",
             "must be ascending, distinct, in [1, 65536]");
   require(opt.repeat >= 1 && opt.repeat <= 1000, "repeat", "must be in [1, 1000]");
-  require(opt.message_bytes.size() >= 2, "message_bytes", "needs at least two sizes");
+  require(opt.message_bytes.size() >= kMinCalibratePoints, "message_bytes", "needs at least two sizes");
   for (size_t i = 0; i < opt.message_bytes.size(); ++i)
-    require(opt.message_bytes[i] >= 1 && opt.message_bytes[i] <= 1 << 28 && (i == 0 || opt.message_bytes[i] > opt.message_bytes[i - 1]),
+    require(opt.message_bytes[i] >= 1 && opt.message_bytes[i] <= kMaxCalibrateMessageBytes &&
+                (i == 0 || opt.message_bytes[i] > opt.message_bytes[i - 1]),
             "message_bytes", "must be ascending, distinct, in [1, 268435456] bytes");
   require(opt.nic_bytes_per_s >= 0 && std::isfinite(opt.nic_bytes_per_s), "nic_bytes_per_s", "must be >= 0");
 

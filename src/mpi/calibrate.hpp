@@ -19,6 +19,12 @@
 
 namespace zepp::mpi {
 
+// What calibrate() accepts, checked before it measures: at least two points per curve (a line
+// is fitted through them), ascending, each in [1, the maximum].
+inline constexpr size_t kMinCalibratePoints = 2;
+inline constexpr int64_t kMaxCalibrateTokens = int64_t(1) << 16;
+inline constexpr double kMaxCalibrateMessageBytes = double(1 << 28);
+
 struct CalibrateOptions {
   int gpus_per_node = 1;                // consecutive ranks form a node, as in `zepp run`
   int hidden = 0, ffn = 0;              // expert shape to time

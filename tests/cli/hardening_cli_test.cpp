@@ -98,7 +98,7 @@ TEST(Hardening, FloatFlagsMustBeFiniteAndInRange) {
   expect_refused("calibrate --model kimi-k2 --nic-gbps 1e308", {"--nic-gbps: expected a number in [1e-06, 1e+06] GB/s, got 1e+308"});
   expect_refused("place --load " + load_file() + " --max-moved-mb nan", {"--max-moved-mb: expected a number in [0, 1e+09] MB per layer, got nan"});
   // Numbers in lists typed as text: checked before MPI starts.
-  expect_refused("calibrate --model kimi-k2 --message-bytes 64,inf", {"--message-bytes: expected a comma-separated ascending list of whole numbers in [1, 1073741824], got 'inf'"});
+  expect_refused("calibrate --model kimi-k2 --message-bytes 64,inf", {"--message-bytes: expected a comma-separated ascending list of at least 2 whole numbers in [1, 268435456], got 'inf'"});
   expect_refused("calibrate --model kimi-k2 --tokens 4,1", {"--tokens: expected a comma-separated ascending list", "got 4,1"});
 }
 
@@ -421,6 +421,32 @@ TEST(Hardening, ListFlagsRefuseAValueGivenTwice) {
     expect_refused(args, {"zepp: invalid argument: " + says});
 }
 
+// CLI11 drops the empty entries of a comma-separated list: `--strategies a2av,zepp,`, `--sizes
+// 1,,4` and `--nodes 4,` ran the sweep as if they were not there. Every list flag of every command
+// refuses an empty entry (main.cpp reads the values as typed), naming the flag, the entry and the value.
+TEST(Hardening, ListFlagsRefuseAnEmptyEntry) {
+  const std::string sweep = " --traces /nonexistent --plots " + ::testing::TempDir();
+  const std::string drift = " --traces /nonexistent --out " + ::testing::TempDir() + "/refused";
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"experiment fig9 --strategies a2av,zepp," + sweep, "--strategies: entry 3 of 'a2av,zepp,' is empty"},
+           {"experiment fig9 --sizes 1,,4" + sweep, "--sizes: entry 2 of '1,,4' is empty"},
+           {"experiment fig9 --nodes 4," + sweep, "--nodes: entry 2 of '4,' is empty"},
+           {"experiment fig9 --nodes=,4" + sweep, "--nodes: entry 1 of ',4' is empty"},
+           {"experiment fig9 --workloads kimi-k2,\\ " + sweep, "--workloads: entry 2 of 'kimi-k2, ' is empty"},
+           {"experiment fig10 --topologies a100,,h100" + sweep, "--topologies: entry 2 of 'a100,,h100' is empty"},
+           {"experiment fig11 --sizes 1," + sweep, "--sizes: entry 2 of '1,' is empty"},
+           {"experiment fig12 --systems zepp,," + drift, "--systems: entry 2 of 'zepp,,' is empty"},
+           {"experiment iser-replay --ep 4,,8" + drift, "--ep: entry 2 of '4,,8' is empty"},
+           {"experiment validate --ranks 4, --from-results", "--ranks: entry 2 of '4,' is empty"},
+           {"simulate --failed-nodes 1,", "--failed-nodes: entry 2 of '1,' is empty"},
+           {"place --failed-gpus 1,,2 --load " + load_file(), "--failed-gpus: entry 2 of '1,,2' is empty"},
+           {"simulate --strategies a2av,zepp,", "--strategies: entry 3 of 'a2av,zepp,' is empty"}})
+    expect_refused(args, {"zepp: invalid argument: " + says});
+  // A value that is a subcommand's name is a value, not the subcommand: `--out fig9` of fig9.
+  const ProgramResult help = run_zepp("experiment fig9 --out fig9 --nodes 4,8 --help");
+  EXPECT_EQ(help.status, 0) << help.err;
+}
+
 // `experiment report` took a negative latency in a results CSV (nan and text were refused): the
 // report divided by it. Refused naming the file, line and column.
 TEST(Hardening, ReportRefusesLatenciesThatAreNotPositive) {
@@ -496,9 +522,26 @@ TEST(Hardening, TraceLargerThanTheMemoryIsRefusedBeforeReading) {
   EXPECT_LT(r.cpu_seconds, kQuick);
 }
 
+// mpi::calibrate() fits a line through at least two points of each curve, within its bounds:
+// `--tokens 1` (or 100000, or 1e9 message bytes) passed the flag check and failed on every rank,
+// each printing "tokens: needs at least two token counts", then MPI_Abort's banner. Refused once,
+// before MPI starts (here without mpirun, where the rank count would be refused next).
+TEST(Hardening, CalibratePointsBeyondWhatCalibrateTakesAreRefusedBeforeMpi) {
+  const std::string list = ": expected a comma-separated ascending list of at least 2 whole numbers in [1, ";
+  expect_refused("calibrate --model kimi-k2 --tokens 1",
+                 {"--tokens" + list + "65536] (a line is fitted through the token counts timed), got '1'"});
+  expect_refused("calibrate --model kimi-k2 --tokens 1,100000", {"--tokens" + list + "65536], got '100000'"});
+  expect_refused("calibrate --model kimi-k2 --tokens 1,4,", {"--tokens" + list + "65536], got '1,4,' (its last entry is empty)"});
+  expect_refused("calibrate --model kimi-k2 --message-bytes 64",
+                 {"--message-bytes" + list + "268435456] (a line is fitted through the message sizes timed), got '64'"});
+  expect_refused("calibrate --model kimi-k2 --message-bytes 64,1000000000", {"--message-bytes" + list + "268435456], got '1000000000'"});
+  for (const char* args : {"calibrate --model kimi-k2 --tokens 1", "calibrate --model kimi-k2 --message-bytes 64"})
+    EXPECT_EQ(run_zepp(args).err.find("MPI_ABORT"), std::string::npos) << args;
+}
+
 // One rank has no link to time: the file had a 0 GB/s NVLink that simulate then refused.
 TEST(Hardening, CalibrateOnOneRankIsRefused) {
-  const ProgramResult r = run_zepp("calibrate --model kimi-k2 --tokens 1 --message-bytes 8");
+  const ProgramResult r = run_zepp("calibrate --model kimi-k2 --tokens 1,4 --message-bytes 8,64");
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("mpirun -np: expected at least 2 MPI ranks"), std::string::npos) << r.err;
 }

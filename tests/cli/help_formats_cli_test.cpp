@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -60,8 +61,43 @@ TEST(Help, ExperimentNamesEverySubcommandInItsDescription) {
   const auto line = r.out.find("experiment");
   ASSERT_NE(line, std::string::npos);
   const std::string desc = r.out.substr(line, r.out.find('\n', line) - line);
-  for (const char* s : {"fig9", "fig10", "fig11", "fig12", "replay", "validate", "report"})
+  for (const char* s : {"fig9", "fig10", "fig11", "fig12", "replay", "validate", "report", "iser-replay", "iser-broadcast"})
     EXPECT_NE(desc.find(s), std::string::npos) << s << " missing from: " << desc;
+}
+
+// The README's table of commands left out `zepp experiment iser-replay` and `iser-broadcast`
+// (experiments, not --strategies names: `zepp simulate --strategies iser-replay` is refused).
+// Every subcommand `zepp experiment --help` lists has a row (or is in the row of its siblings),
+// and every docs/ page a row names exists.
+TEST(Help, ReadmeCommandTableNamesEveryExperiment) {
+  const auto r = run_zepp("experiment --help");
+  ASSERT_EQ(r.status, 0);
+  std::ifstream in(std::string(ZEPP_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> rows;  // the command column of each row "| `zepp experiment ...` | ... |"
+  for (size_t at = readme.find("\n| `zepp experiment "); at != std::string::npos; at = readme.find("\n| `zepp experiment ", at + 1))
+    rows.push_back(readme.substr(at + 3, readme.find("` |", at) - at - 3));
+  ASSERT_FALSE(rows.empty());
+  const std::string subs = r.out.substr(r.out.find("Subcommands:"));
+  std::stringstream lines(subs);
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  ", 0) != 0) continue;
+    const std::string name = line.substr(2, line.find(' ', 2) - 2);
+    ++count;
+    bool named = false;
+    for (std::string row : rows) {
+      row += "\\|";
+      named = named || row.find(" " + name + "\\|") != std::string::npos || row.find("\\|" + name + "\\|") != std::string::npos;
+    }
+    EXPECT_TRUE(named) << "zepp experiment " << name << " has no row in README.md's table of commands";
+  }
+  EXPECT_EQ(count, 9);
+  for (const char* page : {"docs/baselines/iser-replay/iser-replay.md", "docs/baselines/iser-broadcast/iser-broadcast.md"}) {
+    EXPECT_NE(readme.find(page), std::string::npos) << page;
+    EXPECT_TRUE(std::filesystem::exists(std::string(ZEPP_SOURCE_DIR) + "/" + page)) << page;
+  }
+  EXPECT_NE(run_zepp("simulate --strategies iser-replay").status, 0);
 }
 
 TEST(Names, AblationRowsAreNotLabelledZepp) {

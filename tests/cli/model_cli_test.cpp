@@ -1,6 +1,7 @@
 // `zepp simulate --layers ...` end to end (issue 14): every MoE layer of a real trace plus the
 // model's dense layer, per-layer and total figures for each strategy; bad arguments exit 2.
 #include <filesystem>
+#include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,65 @@ TEST(ModelCli, StepShapeRefusedBeforeTheLayersRun) {
   r = run_zepp(base + "--size-mb 1 --layers 1 --strategies a2av --format json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["context"], 256);
+}
+
+// Decode's KV cache had no bound: --kv-cache-gb 1000 or --context 1000000 on 40 GB A100s were
+// timed. A cache larger than the GPU memory of the topology (compute.memory) is refused before the
+// trace is read, naming the flag, the bytes and the memory; a topology file without
+// compute.memory sets no bound.
+TEST(ModelCli, DecodeKvCacheLargerThanTheGpuMemoryIsRefused) {
+  if (!std::filesystem::exists(kDeepSeek)) GTEST_SKIP() << "real traces absent: " << kDeepSeek;
+  const std::string base = "simulate --trace " + kDeepSeek + " --model deepseek-v2-lite --layers 1 --phase decode "
+                           "--strategies a2av --executor estimate ";
+  struct Case {
+    std::string args, says;
+  };
+  // DeepSeek-V2-Lite caches 27 layers x (512 + 64) BF16 values = 31104 bytes per token.
+  for (const Case& c :
+       {Case{"--kv-cache-gb 41", "--kv-cache-gb: 41 GB = 41000000000 bytes of KV cache per GPU exceeds the GPU memory of "
+                                 "a100, 40000000000 bytes (40 GB)"},
+        Case{"--batch 256 --context 6000",
+             "--context: a KV cache of 256 sequences x 6000 tokens x 31104 bytes per token (27 layers) = 47775744000 bytes "
+             "(47.7757 GB) per GPU exceeds the GPU memory of a100, 40000000000 bytes (40 GB); give a smaller --context or --batch"},
+        Case{"--batch 2000", "--batch: a KV cache of 2000 sequences x 1024 tokens (--context's default) x 31104 bytes per "
+                             "token (27 layers) = 63700992000 bytes (63.701 GB) per GPU exceeds the GPU memory of a100"},
+        Case{"--topology dgx-h200 --nodes 2 --kv-cache-gb 142", "--kv-cache-gb: 142 GB = 142000000000 bytes of KV cache per GPU "
+                                                                "exceeds the GPU memory of dgx-h200, 141000000000 bytes (141 GB)"}}) {
+    const auto r = run_zepp(base + c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find("zepp: invalid argument: " + c.says), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_LT(r.cpu_seconds, testing::kQuick) << "the trace was read or the layers ran first: " << c.args;
+  }
+  // At the bound: 40 GB holds 5023 tokens for each of 256 sequences.
+  auto r = run_zepp(base + "--batch 256 --kv-cache-gb 40 --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["context"], 5023);
+  // A topology file's compute.memory bounds it; without it, nothing does.
+  testing::TempDir dir;
+  const std::string cluster = "gpus_per_node: 4\nnvlink: {model: per-pair, bandwidth: 100 GB/s, latency: 2 us}\n"
+                              "nic: {per_node: 4, bandwidth: 25 GB/s, latency: 3 us}\n"
+                              "compute: {model: roofline, peak: 312 TFLOP/s, hbm: 1.5 TB/s, kernel_launch: 5 us";
+  const std::string small = dir.write("small.yaml", cluster + ", memory: 16 GiB}\n");
+  r = run_zepp(base + "--topology " + small + " --kv-cache-gb 20");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--kv-cache-gb: 20 GB = 20000000000 bytes of KV cache per GPU exceeds the GPU memory of small, "
+                       "17179869184 bytes (17.1799 GB)"),
+            std::string::npos) << r.err;
+  const std::string unknown = dir.write("unknown.yaml", cluster + "}\n");
+  r = run_zepp(base + "--topology " + unknown + " --kv-cache-gb 1000 --format json");
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string unitless = dir.write("unitless.yaml", cluster + ", memory: 80}\n");
+  r = run_zepp(base + "--topology " + unitless + " --kv-cache-gb 1");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(unitless + ":4: compute.memory: expected a unit after the number (one of B, KB, MB, GB, TB, KiB, MiB, "
+                       "GiB, TiB), like '80 GB', got '80'"),
+            std::string::npos) << r.err;
+  // Prefill is not bounded so (its cache is the batch's own tokens), and `zepp presets` lists each cluster's memory.
+  const auto presets = nlohmann::json::parse(run_zepp("presets --format json").out);
+  std::map<std::string, double> memory;
+  for (const auto& c : presets["clusters"]) memory[c["name"]] = c["memory_gb"];
+  EXPECT_EQ(memory, (std::map<std::string, double>{{"a100", 40}, {"h100", 96}, {"dgx-a100", 80}, {"dgx-h100", 80},
+                                                   {"dgx-h200", 141}, {"dgx-b200", 180}, {"gb200-nvl72", 186}}));
 }
 
 // A routing log whose later requests lack layer 1 (problems 0-1 log layers 0-2, problems 2-3 only

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -45,6 +46,30 @@ TEST(SimulateTimeline, ZeppOnDeepSeekNestsAndNamesKinds) {
     if (std::string(label) == "zepp") EXPECT_TRUE(names.count("planning") && names.count("counts all-gather"));
   }
   fs::remove_all(dir);
+}
+
+// A strategy name with '/' or '+' (a variant, zepp+hot) cannot be one file name: it becomes '_',
+// and both commands' --help say so (a user looking for FILE-zepp/no-split.json did not find it).
+TEST(SimulateTimeline, SlashAndPlusInStrategyNamesBecomeUnderscoreAsHelpSays) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("zepp-timeline-names-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto r = run_zepp("simulate --model mixtral-8x7b --nodes 2 --gpus-per-node 2 --size-mb 0.05 --optimum off "
+                          "--strategies a2av,zepp/no-split --format csv --timeline " + (dir / "t.json").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir / "t-a2av.json"));
+  EXPECT_TRUE(fs::exists(dir / "t-zepp_no-split.json"));
+  EXPECT_TRUE(fs::exists(dir / "t-zepp_no-split.svg"));
+  EXPECT_FALSE(fs::exists(dir / "t-zepp"));  // no folder named after the part before '/'
+  fs::remove_all(dir);
+  for (const char* command : {"simulate --help", "run --help"}) {
+    std::string help = run_zepp(command).out;
+    help.erase(std::remove(help.begin(), help.end(), '\n'), help.end());  // CLI11 wraps long descriptions
+    std::string flat;
+    for (char c : help)
+      if (c != ' ' || flat.empty() || flat.back() != ' ') flat += c;
+    EXPECT_NE(flat.find("In file names a strategy's '/' and '+' become '_' (zepp/no-split: FILE-zepp_no-split.json"),
+              std::string::npos) << command << "\n" << help;
+  }
 }
 
 }  // namespace

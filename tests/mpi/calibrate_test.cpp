@@ -227,9 +227,22 @@ TEST(Calibrate, BadArgumentsEndEveryRankWithTheFlag) {
   EXPECT_EQ(r.err.find("(rank "), std::string::npos) << r.err;
   const auto t = testing::mpirun_zepp(2, "calibrate --hidden 16 --ffn 8 --tokens 8,4", 60);
   EXPECT_EQ(t.status, 2);
-  EXPECT_NE(t.err.find("--tokens: expected a comma-separated ascending list of whole numbers in [1, 1048576], got 8,4"),
+  EXPECT_NE(t.err.find("--tokens: expected a comma-separated ascending list of at least 2 whole numbers in [1, 65536], got 8,4"),
             std::string::npos)
       << t.err;
+  // One token count (or one message size) passed the flag check and failed on every rank
+  // ("zepp calibrate (rank 1): error: tokens: needs at least two token counts"), then MPI_Abort's
+  // banner: now refused before MPI starts, said once.
+  for (const auto& [args, said] : {std::pair<std::string, std::string>{"--tokens 1", "--tokens: expected a comma-separated "
+                                                                                     "ascending list of at least 2 whole numbers in [1, 65536] (a line is fitted through the token counts timed), got '1'"},
+                                   {"--message-bytes 64", "--message-bytes: expected a comma-separated ascending list of at "
+                                                          "least 2 whole numbers in [1, 268435456]"}}) {
+    const auto one = testing::mpirun_zepp(2, "calibrate --hidden 16 --ffn 8 " + args, 60);
+    EXPECT_EQ(one.status, 2) << args;
+    EXPECT_EQ(testing::count_of(one.err, said), 1u) << args << "\n" << one.err;
+    EXPECT_EQ(one.err.find("MPI_ABORT"), std::string::npos) << one.err;
+    EXPECT_EQ(one.err.find("(rank "), std::string::npos) << one.err;
+  }
   // An output path that is a folder: said once, not once per rank.
   const auto o = testing::mpirun_zepp(2, "calibrate --hidden 16 --ffn 8 --output /tmp", 60);
   EXPECT_EQ(o.status, 2);
