@@ -148,7 +148,12 @@ TEST(Hardening, MoreDriftGroupsThanRequestsAreRefused) {
 TEST(Hardening, ValidateChecksEveryFlagBeforeCalibrating) {
   const std::string out = "experiment validate --out " + (testing::scratch("validate") / "v.md").string() +
                           " --results " + (testing::scratch("validate") / "r").string() + " ";
-  const std::string base = out + "--traces " + testing::shared_dir() + "/data/traces ";
+  // A folder with every workload's trace folder (empty: the flags are refused before any is read),
+  // so the test does not need the shared traces.
+  const std::filesystem::path traces = testing::scratch("validate") / "traces";
+  for (const char* folder : {"deepseek-v2-lite-puffin", "llama4-maverick-mmlu", "mixtral-8x7b-gsm8k"})
+    std::filesystem::create_directories(traces / folder);
+  const std::string base = out + "--traces " + traces.string() + " ";
   expect_refused(base + "--workloads bogus", {"--workloads: unknown workload 'bogus', expected deepseek, llama4 or mixtral"});
   expect_refused(base + "--workloads deepseek,deepseek", {"--workloads: names 'deepseek' twice"});
   expect_refused(base + "--ranks 4,4", {"--ranks: names 4 twice"});
