@@ -257,6 +257,17 @@ TEST(JsonFiles, DuplicatedKeysAndHugeNumbersNameFileAndLine) {
   EXPECT_NE(msg.find(p + ": expected valid JSON with finite numbers"), std::string::npos) << msg;
 }
 
+// nlohmann ends its input at a NUL byte: a file's text after one was ignored, and the part before
+// it read as the whole file.
+TEST(JsonFiles, NulByteNamesFileLineAndByte) {
+  auto p = write_file("nul.json", std::string("{\"physical_to_logical_map\": [[0, 1]]}\n\0{\"x\": 1}", 47));
+  auto msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_EQ(msg, p + ":2: byte 38: expected JSON text, got a NUL byte (a binary or corrupted file)");
+  p = write_file("nul2.json", std::string("{\"logical_count\": [[1, 2]]}\0\0", 29));
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_EQ(msg, p + ":1: byte 27: expected JSON text, got a NUL byte (a binary or corrupted file)");
+}
+
 TEST(EplbLoad, ReadsTheReadmeFormAndNamesBadFields) {
   auto p = write_file("load.json", "{\"weight\": [[1, 2.5], [0, 4]], \"num_replicas\": 4, \"num_groups\": 1,"
                                    " \"num_nodes\": 1, \"num_gpus\": 2, \"source\": \"ignored\"}");
