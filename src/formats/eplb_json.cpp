@@ -80,6 +80,10 @@ ExpertMap read_eplb_json(const std::string& path, int num_experts) {
         for (size_t r = 0; row.is_array() && r < row.size(); ++r) {
           if (!row[r].is_number_integer())
             throw InputError(fmt::format("{}: log2phy[{}][{}][{}]: expected an integer slot or -1", path, l, e, r));
+          // Column r is replica rank r (EPLB's log2phy[l, e, :logcnt]): -1 pads only after the slots.
+          if (row[r].get<int64_t>() != -1 && got.size() < r)
+            throw InputError(fmt::format("{}: log2phy[{}][{}][{}]: expected -1 padding only after the expert's slots, "
+                                         "got slot {} after -1", path, l, e, r, row[r].get<int64_t>()));
           if (row[r].get<int64_t>() != -1) got.push_back(row[r].get<int64_t>());
         }
         auto want = std::vector<int64_t>(log2phy.begin() + (l * E + e) * X, log2phy.begin() + (l * E + e) * X + logcnt[l * E + e]);

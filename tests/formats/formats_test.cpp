@@ -304,6 +304,10 @@ TEST(EplbJson, WritesEplbReturnValues) {
   p = write_file("eplb4.json", R"({"phy2log": [[1, 0, 1, 2]], "log2phy": [[[1, -1], [0, 3], [2, -1]]]})");
   msg = input_error([&] { read_eplb_json(p); });
   EXPECT_NE(msg.find("log2phy[0][1]: expected the slots [0, 2]"), std::string::npos) << msg;
+  // A -1 before a slot leaves a replica rank without a slot: EPLB's consumers read log2phy[l, e, :logcnt].
+  p = write_file("eplb5.json", R"({"phy2log": [[1, 0, 1, 2]], "log2phy": [[[1, -1, -1], [0, -1, 2], [3, -1, -1]]]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }),
+            p + ": log2phy[0][1][2]: expected -1 padding only after the expert's slots, got slot 2 after -1");
 }
 
 TEST(Formats, ByNameAndUnknownName) {
