@@ -432,7 +432,10 @@ void run(const PlaceFlags& f) {
         for (int k = 0; k < r.max_replicas; ++k)
           if (const int64_t s = r.log2phy[(size_t(l) * r.experts + e) * r.max_replicas + k]; s >= 0)
             map.phyrank[size_t(l) * r.replicas + size_t(s)] = k;
-    write_expert_map(f.output_path, map, f.output_format);
+    if (f.output_format == "eplb-json" && rebalancing)  // which GPUs its slots are on, as printed below
+      write_eplb_json(f.output_path, map, reb.ranks);
+    else
+      write_expert_map(f.output_path, map, f.output_format);
     if (f.output_format == "sglang")  // the file alone does not start SGLang: its slot count is a flag
       std::fprintf(stderr, "zepp place: start SGLang with --init-expert-location %s --ep-num-redundant-experts %d\n",
                    f.output_path.c_str(), r.replicas - r.experts);

@@ -71,14 +71,19 @@ TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
     EXPECT_NE(whole.err.find("--previous: " + placed + " has 6 slots per layer, expected " + f + "'s num_replicas = 8"),
               std::string::npos) << whole.err;
   }
-  const std::string placed = write_file("place_lost_stdout.json",
-                                        run_zepp("place --policy zepp --load " + f + " --failed-gpus 1").out);
-  const auto other = run_zepp("place --policy zepp --load " + f + " --failed-gpus 2 --previous " + placed);
-  EXPECT_EQ(other.status, 2);
-  EXPECT_NE(other.err.find("--previous: " + placed +
-                           " was placed on GPUs 0,2,3 (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes "
-                           "leave: 0,1,3"), std::string::npos) << other.err;
-  EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
+  // The stdout JSON and (it had no "ranks": taken under another loss, "moved 0 slots") the eplb-json file.
+  const std::string file = (testing::process_dir() / "place_lost_file.json").string();
+  ASSERT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --output-format eplb-json --output " + file).status, 0);
+  const std::string printed = write_file("place_lost_stdout.json",
+                                         run_zepp("place --policy zepp --load " + f + " --failed-gpus 1").out);
+  for (const std::string& placed : {printed, file}) {
+    const auto other = run_zepp("place --policy zepp --load " + f + " --failed-gpus 2 --previous " + placed);
+    EXPECT_EQ(other.status, 2);
+    EXPECT_NE(other.err.find("--previous: " + placed +
+                             " was placed on GPUs 0,2,3 (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes "
+                             "leave: 0,1,3"), std::string::npos) << other.err;
+    EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
+  }
 }
 
 // A TensorRT-LLM --previous was matched to the load rows by its keys' file order: the same
@@ -209,6 +214,13 @@ TEST(PlaceCli, EplbJsonPreviousLayersMustBeTheTraces) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + other + " holds layers 5,6 (its \"layers\"), the trace's "
                    "loads are layers 1,2: expected the same layers in the same order\n");
+  // The eplb-json file of the same run names them too (it had none: read back as layers 0, 1).
+  const std::string file = (testing::process_dir() / "place_layers_file.json").string();
+  ASSERT_EQ(run_zepp(on_trace + " --output-format eplb-json --output " + file).status, 0);
+  EXPECT_EQ(json::parse(testing::slurp(file))["layers"], json({1, 2}));
+  const auto from_file = run_zepp(on_trace + " --previous " + file);
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_NE(from_file.err.find("moved 0 slots over 2 layers"), std::string::npos) << from_file.err;
   doc["layers"] = "1,2";
   const std::string bad = write_file("place_layers_bad.json", doc.dump());
   const auto m = run_zepp(on_trace + " --previous " + bad);

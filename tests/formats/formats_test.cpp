@@ -310,6 +310,24 @@ TEST(EplbJson, WritesEplbReturnValues) {
             p + ": log2phy[0][1][2]: expected -1 padding only after the expert's slots, got slot 2 after -1");
 }
 
+// eplb-json wrote no layer ids: a trace's layers 3, 5 (zepp place --trace --output-format
+// eplb-json) read back as layers 0, 1, and a placement on surviving GPUs lost which GPUs they were.
+TEST(EplbJson, KeepsLayerIdsAndRanks) {
+  auto out = temp_path("eplb_ids.json");
+  write_eplb_json(out, small_map(), {0, 2});
+  const std::string text = slurp(out);
+  EXPECT_NE(text.find("\"logcnt\": [\n  [2, 2, 1, 1],\n  [1, 1, 3, 1]\n],\n\"layers\": [3, 5],\n\"ranks\": [0, 2]\n}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(same(read_eplb_json(out), small_map()));
+  auto p = write_file("eplb_ids2.json", R"({"phy2log": [[0, 1], [1, 0]], "layers": [4]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }), p + ": layers: expected 2 layer ids, one per row of phy2log, got 1");
+  p = write_file("eplb_ids3.json", R"({"phy2log": [[0, 1], [1, 0]], "layers": [4, 4]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }), p + ": layers[1]: expected distinct layer ids, got 4 twice");
+  p = write_file("eplb_ids4.json", R"({"phy2log": [[0, 1], [1, 0]], "layers": [4, -1]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }), p + ": layers: expected a list of layer ids in [0, 2^30), got [4,-1]");
+}
+
 TEST(Formats, ByNameAndUnknownName) {
   auto out = temp_path("byname.yaml");
   write_expert_map(out, small_map(), "trtllm");
