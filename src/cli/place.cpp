@@ -386,6 +386,12 @@ void run(const PlaceFlags& f) {
       require(!given, flag,
               "applies to --trace only: with --load the file's num_replicas, num_groups, num_nodes and num_gpus set "
               "the problem");
+    // With a load file a model only sizes the weight moves from --previous: otherwise it was
+    // ignored, an unknown name included.
+    if (!f.model.empty()) model_preset(f.model, "--model");
+    require(f.model.empty() || !f.previous_path.empty(), "--model",
+            "with --load it only gives an expert's size for the weight moves from --previous FILE; give that or "
+            "leave this out");
   }
   const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
   require(!rebalancing || f.policy == "zepp",

@@ -195,6 +195,28 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
                          "have: expected the trace's layers 1,2\n");
 }
 
+// With --load, --model only sizes the moves from --previous: without one it was ignored, exit 0,
+// even for a name that is no preset.
+TEST(PlaceCli, ModelWithLoadNeedsPrevious) {
+  const std::string f = write_file("place_model.json",
+      R"({"weight": [[100, 10, 10, 10]], "num_replicas": 8, "num_groups": 1, "num_nodes": 2, "num_gpus": 4})");
+  for (const std::string& policy : {"zepp", "eplb"}) {
+    const auto r = run_zepp("place --policy " + policy + " --load " + f + " --model deepseek-v2-lite");
+    EXPECT_EQ(r.status, 2) << policy;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --model: with --load it only gives an expert's size for the weight moves "
+                     "from --previous FILE; give that or leave this out\n") << policy;
+  }
+  const auto unknown = run_zepp("place --policy zepp --load " + f + " --model nope");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("zepp: invalid argument: --model: unknown preset 'nope', expected one of"), std::string::npos)
+      << unknown.err;
+  const std::string placed = write_file("place_model_prev.json", run_zepp("place --policy zepp --load " + f).out);
+  const auto sized = run_zepp("place --policy zepp --load " + f + " --model deepseek-v2-lite --previous " + placed);
+  ASSERT_EQ(sized.status, 0) << sized.err;
+  EXPECT_NE(sized.err.find("moved 0 slots over 1 layers: 0.0 MB over NVLink, 0.0 MB over NICs"), std::string::npos)
+      << sized.err;
+}
+
 // An eplb-json --previous made from a trace names its layers ("layers"); rows pair by position,
 // so the placement of other layers (ids 5, 6 here) was taken for layers 1, 2 without a word.
 TEST(PlaceCli, EplbJsonPreviousLayersMustBeTheTraces) {
