@@ -95,6 +95,11 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require_in_range(extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
   require(groups >= 0, "--groups", "must be >= 0, got " + std::to_string(groups));
   const ModelShape model = model_preset(f.model, "--model");
+  // GPU and slot counts are ints: 65536 x 65536 GPUs wrapped to 0 (a division by zero).
+  const int64_t gpus = int64_t(nodes) * gpn, per_gpu = (model.num_experts + gpus - 1) / gpus + extra_slots;
+  require(gpus <= INT32_MAX / per_gpu, "--gpus-per-node",
+          fmt::format("--nodes {} x --gpus-per-node {} = {} GPUs with {} slots each: expected at most 2^31 - 1 slots "
+                      "in all", nodes, gpn, gpus, per_gpu));
   const Trace trace = read_trace_warning(path, f.skip_invalid, &model);
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;

@@ -195,6 +195,25 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
                          "have: expected the trace's layers 1,2\n");
 }
 
+// --nodes x --gpus-per-node was an int product: 65536 x 65536 wrapped to 0 GPUs and the program
+// died of SIGFPE; 65536 x 32768 named "gpus_per_node -32768".
+TEST(PlaceCli, GpuCountsBeyondIntAreRefused) {
+  const std::string trace = two_layer_trace("place_huge_trace.jsonl");
+  const std::string base = "place --policy zepp --trace " + trace + " --model mixtral-8x7b ";
+  auto r = run_zepp(base + "--nodes 65536 --gpus-per-node 65536");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 65536 x --gpus-per-node 65536 = 4294967296 GPUs "
+                   "with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+  r = run_zepp(base + "--nodes 2147483647 --gpus-per-node 2147483647");  // the product wrapped int64 too
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 2147483647 x --gpus-per-node 2147483647 = "
+                   "4611686014132420609 GPUs with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+  r = run_zepp(base + "--nodes 1 --gpus-per-node 1000000000");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 1 x --gpus-per-node 1000000000 = 1000000000 GPUs "
+                   "with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+}
+
 // With --load, --model only sizes the moves from --previous: without one it was ignored, exit 0,
 // even for a name that is no preset.
 TEST(PlaceCli, ModelWithLoadNeedsPrevious) {
