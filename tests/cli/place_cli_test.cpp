@@ -208,6 +208,12 @@ TEST(PlaceCli, GpuCountsBeyondIntAreRefused) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 2147483647 x --gpus-per-node 2147483647 = "
                    "4611686014132420609 GPUs with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+  // Fits an int, but Zepp's placement scans every GPU for each slot: minutes per layer, refused.
+  r = run_zepp(base + "--nodes 4096 --gpus-per-node 8");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("zepp: invalid argument: --trace: this run needs about "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(32768 GPUs x 8 experts, 0 pairs, 0 tasks per strategy), more than the 60 s allowed"),
+            std::string::npos) << r.err;
   r = run_zepp(base + "--nodes 1 --gpus-per-node 1000000000");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 1 x --gpus-per-node 1000000000 = 1000000000 GPUs "
@@ -569,7 +575,7 @@ TEST(PlaceCli, ReplicasBeyondTheCallBudgetAreRefusedAsPythonRefusesThem) {
   auto r = run_zepp("place --policy eplb --load " + big);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--load: this run needs about"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("70 s (4 GPUs x 4 experts"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("70.8 s (4 GPUs x 4 experts"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("more than the 60 s allowed; place fewer layers, experts or replicas"), std::string::npos) << r.err;
   EXPECT_LT(r.cpu_seconds, testing::kQuick) << r.err;
   r = testing::run_command("ZEPP_MAX_SECONDS=10 ", "place --policy eplb --load " + big);
