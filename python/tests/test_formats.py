@@ -1,5 +1,7 @@
 """Serving-engine files through the Python module: exact round trips and errors naming file and field."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -58,7 +60,8 @@ def test_trtllm_yaml_text(tmp_path):
 
 def test_layer_ids_the_files_cannot_hold_are_refused(tmp_path):
     """trtllm wrote layer 2e9, which its reader refuses (layer ids below 2^30, one bound for both);
-    eplb-json dropped layer_ids [1, 3] silently (it reads back rows 0, 1)."""
+    eplb-json dropped layer_ids [1, 3] silently (it read back rows 0, 1): it now stores them as
+    "layers", which its reader gives back."""
     path = tmp_path / "lb.yaml"
     with pytest.raises(ValueError, match=r"^layer_ids: expected layer ids in \[0, 2\^30\), got 2000000000$"):
         zepp.write_placement(path, [[0, 1]], "trtllm", layer_ids=[2_000_000_000])
@@ -67,10 +70,13 @@ def test_layer_ids_the_files_cannot_hold_are_refused(tmp_path):
     np.testing.assert_array_equal(zepp.read_placement(path, "trtllm")[0], [2**30 - 1])
     with pytest.raises(ValueError, match=r"^layer_ids: expected distinct layer ids, got 2 twice$"):
         zepp.write_placement(path, [[0, 1], [1, 0]], "trtllm", layer_ids=[2, 2])
-    with pytest.raises(ValueError, match=r"^layer_ids: format 'eplb-json' stores rows by position \(layers 0..1\) "
-                                         r"and no layer ids; leave layer_ids out, or write sglang or trtllm$"):
-        zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[1, 3])
+    zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[3, 1])
+    assert json.loads((tmp_path / "map.json").read_text())["layers"] == [3, 1]
+    ids, phy2log = zepp.read_placement(tmp_path / "map.json", "eplb-json")
+    np.testing.assert_array_equal(ids, [3, 1])
+    np.testing.assert_array_equal(phy2log, [[0, 1], [1, 0]])
     zepp.write_placement(tmp_path / "map.json", [[0, 1], [1, 0]], "eplb-json", layer_ids=[0, 1])
+    assert "layers" not in json.loads((tmp_path / "map.json").read_text())  # rows by position: EPLB's own form
 
 
 def test_wrong_types_raise_type_error_naming_the_argument(tmp_path):
@@ -153,7 +159,7 @@ def test_parse_failures_are_value_errors_naming_the_file(tmp_path, name, text, r
 def test_sglang_stores_layer_ids_as_row_positions(tmp_path):
     """SGLang's rows are model layers 0..L-1: layer_ids [5, 1] are stored as rows 5 and 1 (the
     others SGLang's trivial row p -> p mod E), not dropped; trtllm stores them as keys and
-    eplb-json, which cannot, refuses them (test_layer_ids_the_files_cannot_hold_are_refused)."""
+    eplb-json as "layers" (test_layer_ids_the_files_cannot_hold_are_refused)."""
     path = tmp_path / "map.json"
     zepp.write_placement(path, [[1, 0, 2, 3], [3, 2, 1, 0]], "sglang", layer_ids=[5, 1])
     ids, phy2log = zepp.read_placement(path, "sglang")

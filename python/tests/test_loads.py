@@ -138,6 +138,15 @@ def test_cli_refuses_a_file_that_is_no_statistics_naming_the_file_line_and_field
         assert (bad.returncode, bad.stderr) == (2, f"zepp.loads: {tmp_path / name}{message}\n")
 
 
+def test_json_statistics_with_a_byte_order_mark_are_read_whatever_their_name(tmp_path):
+    """read_sglang_stats reads a UTF-8 BOM before '{', but read_expert_load took such a file not
+    named .json for neither JSON nor torch.save: "expected SGLang statistics JSON ('{' first)"."""
+    path = tmp_path / "stats.dump"
+    path.write_bytes(b'\xef\xbb\xbf{"logical_count": [[1, 2]]}')
+    np.testing.assert_array_equal(zepp.read_expert_load(path), [[1, 2]])
+    np.testing.assert_array_equal(zepp.read_expert_load(path), zepp.read_sglang_stats(path))
+
+
 def test_cli_output_follows_the_output_file_rules(tmp_path):
     # -o was opened with open(): a folder or device was only checked for existence ("expected a
     # regular file to write", naming no flag, after the input was read) and a killed run left half

@@ -171,6 +171,18 @@ def test_bad_arguments_name_the_argument(call, argument):
         call()
 
 
+def test_bad_two_dimensional_tokens_are_named_before_the_sizes():
+    """[layers, E] tokens were only checked inside zepp.rebalance_experts, after the sizes: a matrix
+    of strings was refused as "num_local_physical_experts: expected ceil(E / ranks) = 1 <= S <= E
+    = 1", and ragged lists with numpy's message, naming no argument."""
+    with pytest.raises(ValueError, match=r"^tokens_per_expert: expected real numbers, got dtype <U1$"):
+        ZeppSglangEplb.rebalance_experts([["a"]], 12, 3, None, 2)
+    with pytest.raises(ValueError, match=r"^tokens_per_expert: expected an array-like convertible by numpy.asarray \("):
+        ZeppSglangEplb.rebalance_experts([[1.0, 2.0], [3.0]], 12, 3, None, 2)
+    with pytest.raises(ValueError, match=r"^tokens_per_expert\[0, 1\]: expected a load in \[0, 1e15\], got nan$"):
+        ZeppSglangEplb.rebalance_experts([[1.0, float("nan")]], 12, 3, None, 2)
+
+
 def test_step_windows_without_steps_or_summing_above_the_bound_are_refused():
     """An empty step window was accepted (zero loads), though the docstring said it raises; steps
     each within 1e15 summing above it are refused as read_sglang_stats refuses them."""

@@ -62,6 +62,32 @@ def test_router_reads_and_writes_cpu_tensors_in_place():
     assert slot64.dtype == torch.int64 and torch.equal(slot64, slot.long())
 
 
+def test_router_count_plan_route_rank_write_into_cpu_tensors():
+    """count, plan and route_rank refused a CPU tensor `out` of the right shape and dtype ("out:
+    expected a writeable C-contiguous int64 array of shape (4,)"), though route takes one and a
+    serving engine all-gathers into preallocated tensors; a meta tensor raised torch's own
+    NotImplementedError instead of a ValueError naming topk_ids."""
+    router = zepp.Router(torch.tensor([0, 1, 2, 3, 0, 1, 2, 3]), 2, 4)
+    topk = torch.tensor([[0, 1], [2, 3], [1, 0], [3, -1]])
+    rows = torch.zeros((4, 4), dtype=torch.int64)
+    for rank in range(4):
+        out = torch.full((4,), -1, dtype=torch.int64)
+        assert router.count(topk[rank:rank + 1], out=out) is out
+        rows[rank] = out
+    assert rows.tolist() == [[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 0, 1]]
+    plan = torch.full((8, 4), -1, dtype=torch.int64)
+    pointer = plan.data_ptr()
+    assert router.plan(rows, out=plan) is plan and plan.data_ptr() == pointer
+    assert torch.equal(plan, router.plan(rows))
+    slots = torch.full((1, 2), -9, dtype=torch.int64)
+    assert router.route_rank(topk[3:], 3, plan, out=slots) is slots
+    assert slots.tolist() == router.route(topk, torch.arange(4))[3:].tolist() == [[7, -1]]
+    with pytest.raises(ValueError, match=r"^out: expected a writeable C-contiguous int64 array of shape \(4,\)$"):
+        router.count(topk, out=torch.empty(4, dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"^topk_ids: expected an array-like convertible by numpy.asarray \("):
+        router.route(torch.empty((4, 2), dtype=torch.int64, device="meta"), torch.arange(4))
+
+
 def test_formats_take_tensors(tmp_path):
     load = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     zepp.write_sglang_stats(tmp_path / "stats.json", load)

@@ -86,7 +86,8 @@ def read_placement(path, format):
     format: "sglang" (--init-expert-location JSON {"physical_to_logical_map": [L, P]}; rows are
     model layers 0..L-1), "trtllm" (TensorRT-LLM load-balancer YAML: num_slots,
     initial_global_assignments {layer: [expert per slot]}), "eplb-json" ({"phy2log", "log2phy",
-    "logcnt"} as EPLB returns them; log2phy and logcnt, when present, must agree with phy2log).
+    "logcnt"} as EPLB returns them; log2phy and logcnt, when present, must agree with phy2log; rows
+    are layers 0..L-1, or its "layers" when given).
 
     Returns: (layer_ids [L] int64, phy2log [L, P] int64); slot p of a row sits on EP rank
     p // (P / ranks).
@@ -101,7 +102,7 @@ def write_placement(path, phy2log, format, layer_ids=None):
     """Write phy2log [L, P] (one row per MoE layer, e.g. rebalance_experts' first result) in `format`.
 
     layer_ids [L]: model layer of each row, distinct, in [0, 2^30) (default 0..L-1); "eplb-json"
-    files have none (rows are layers 0..L-1 by position), so it takes only 0..L-1. "sglang" writes
+    stores ids other than 0..L-1 as "layers" (as `zepp place --trace` does). "sglang" writes
     rows for model layers 0..max(layer_ids), filling layers absent from layer_ids (dense layers)
     with SGLang's own trivial row p -> p mod E, and writes only physical_to_logical_map (SGLang's
     init_by_mapping accepts nothing else). "trtllm" writes num_slots, initial_global_assignments (layers ascending) and
@@ -126,9 +127,6 @@ def write_placement(path, phy2log, format, layer_ids=None):
     values, counts = np.unique(ids, return_counts=True)
     if counts.max() > 1:
         raise ValueError(f"layer_ids: expected distinct layer ids, got {values[counts.argmax()]} twice")
-    if format == "eplb-json" and not np.array_equal(ids, np.arange(L)):  # the file would drop them
-        raise ValueError(f"layer_ids: format 'eplb-json' stores rows by position (layers 0..{L - 1}) and no layer "
-                         "ids; leave layer_ids out, or write sglang or trtllm")
     if format == "sglang":  # a row of P ids (and their text) for every model layer up to the largest id
         fits(16 * (int(ids.max()) + 1) * P, "layer_ids", f"writing SGLang rows for layers 0..{int(ids.max())}")
     E = int(phy.max()) + 1

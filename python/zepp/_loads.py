@@ -112,7 +112,8 @@ def _kind(path):
     (torch.load reports a text file as "IndexError: list index out of range")."""
     with open(path, "rb") as f:
         head = f.read(64)
-    if head.lstrip(b" \t\r\n")[:1] in (b"{", b"[") or path.endswith(".json"):
+    # A UTF-8 byte order mark may open JSON, as read_sglang_stats accepts it.
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1] in (b"{", b"[") or path.endswith(".json"):
         return "json"
     if head.startswith(b"PK\x03\x04") or head.startswith(b"\x80"):  # torch.save: a zip archive, or a pickle (legacy)
         return "torch"

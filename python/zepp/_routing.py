@@ -117,11 +117,28 @@ def _check_gemm(gemm):
 def _ids(value, name, ndim):
     """`value` itself when it is a C-contiguous int32/int64 numpy array of `ndim` dimensions (no
     copy; a CPU torch tensor's numpy view is one), else converted as `array` does (int64, a copy)."""
-    value = host(value)
+    try:
+        value = host(value)
+    except Exception as e:  # a tensor numpy cannot read (meta, sparse): as `array` names it
+        raise ValueError(f"{name}: expected an array-like convertible by numpy.asarray ({e})") from None
     if (isinstance(value, np.ndarray) and value.ndim == ndim and value.dtype in (np.int32, np.int64)
             and value.flags.c_contiguous):
         return value
     return array(value, name, ndim, integer=True)
+
+
+def _tensor_out(out, shape, fill):
+    """`out` (a torch tensor) filled by `fill(o)`, the method writing into `o` (None: returning a
+    new result): a CPU tensor through its numpy view (no copy), another device's from the result,
+    which must have `shape`, a tuple (or a function giving it)."""
+    if out.device.type == "cpu":
+        fill(host(out))
+        return out
+    shape = shape() if callable(shape) else shape
+    if tuple(out.shape) != shape or out.is_floating_point() or out.is_complex():
+        raise ValueError(f"out: expected an integer tensor of shape {shape}, got {out.dtype} {tuple(out.shape)}")
+    result = fill(None)
+    return out.copy_(result if is_tensor(result) else sys.modules["torch"].from_numpy(result))
 
 
 class Router:
@@ -232,7 +249,8 @@ class Router:
         Args:
             topk_ids: [T, k] this rank's logical expert ids, -1 for padding (not counted);
                 int32 or int64 C-contiguous numpy arrays are read in place.
-            out: optional C-contiguous int64 [num_experts] array to write into.
+            out: optional C-contiguous int64 [num_experts] array to write into, or a torch tensor
+                (as `route`'s out: a CPU one written in place, another device's copied into).
 
         Returns:
             [num_experts] int64 numpy array (`out` when given).
@@ -241,6 +259,8 @@ class Router:
             ValueError naming topk_ids (dimensions, an id outside [0, num_experts) and not -1, a
             token naming an expert twice) or out.
         """
+        if is_tensor(out):
+            return _tensor_out(out, (self.num_experts,), lambda o: self.count(topk_ids, o))
         caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
         if out is None:
@@ -262,7 +282,8 @@ class Router:
         Args:
             counts: [num_gpus, num_experts] integer tokens, row i = rank i's `count` (the
                 all-gathered metadata). A C-contiguous int64 numpy array is read in place.
-            out: optional C-contiguous int64 [num_slots, num_gpus] array to write into.
+            out: optional C-contiguous int64 [num_slots, num_gpus] array (or torch tensor, as
+                count's) to write into.
 
         Returns:
             [num_slots, num_gpus] int64 numpy array m: m[p, i] = pairs of rank i served by slot p
@@ -273,6 +294,8 @@ class Router:
             more than MAX_LOAD = 1e15 pairs, as load files are bounded: the planner's int64 sums
             overflowed near 2**62) or out.
         """
+        if is_tensor(out):
+            return _tensor_out(out, (self.num_slots, self.num_gpus), lambda o: self.plan(counts, o))
         caller = Caller(counts)
         c = host(counts)
         if not (isinstance(c, np.ndarray) and c.dtype == np.int64 and c.flags.c_contiguous):
@@ -300,7 +323,8 @@ class Router:
                 C-contiguous numpy arrays are read in place and the result keeps their dtype.
             rank: this rank, in [0, num_gpus).
             plan: [num_slots, num_gpus] int64, the result of `plan` on the all-gathered counts.
-            out: optional C-contiguous [T, k] array of topk_ids' dtype to write into.
+            out: optional C-contiguous [T, k] array of topk_ids' dtype (or torch tensor, as
+                count's) to write into.
 
         Returns:
             [T, k] numpy array of topk_ids' dtype (int64 when converted), `out` when given.
@@ -309,6 +333,9 @@ class Router:
             ValueError naming rank, topk_ids (as `route`), plan or out; "plan: more/fewer tokens for
             (src_gpu, expert) ..." when topk_ids are not the tokens counted into the plan.
         """
+        if is_tensor(out):
+            return _tensor_out(out, lambda: tuple(_ids(topk_ids, "topk_ids", 2).shape),
+                               lambda o: self.route_rank(topk_ids, rank, plan, o))
         caller = Caller(topk_ids)
         ids = _ids(topk_ids, "topk_ids", 2)
         r = count(rank, "rank", minimum=0, maximum=self.num_gpus - 1)

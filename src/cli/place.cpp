@@ -95,6 +95,11 @@ LoadProblem problem_from_trace(PlaceFlags f, const std::string& path) {
   require_in_range(extra_slots, "--extra-slots", 0, 1 << 16);  // R slots per GPU
   require(groups >= 0, "--groups", "must be >= 0, got " + std::to_string(groups));
   const ModelShape model = model_preset(f.model, "--model");
+  // GPU and slot counts are ints: 65536 x 65536 GPUs wrapped to 0 (a division by zero).
+  const int64_t gpus = int64_t(nodes) * gpn, per_gpu = (model.num_experts + gpus - 1) / gpus + extra_slots;
+  require(gpus <= INT32_MAX / per_gpu, "--gpus-per-node",
+          fmt::format("--nodes {} x --gpus-per-node {} = {} GPUs with {} slots each: expected at most 2^31 - 1 slots "
+                      "in all", nodes, gpn, gpus, per_gpu));
   const Trace trace = read_trace_warning(path, f.skip_invalid, &model);
   check_trace_matches_model(trace, model);
   const int E = model.num_experts;
@@ -386,6 +391,12 @@ void run(const PlaceFlags& f) {
       require(!given, flag,
               "applies to --trace only: with --load the file's num_replicas, num_groups, num_nodes and num_gpus set "
               "the problem");
+    // With a load file a model only sizes the weight moves from --previous: otherwise it was
+    // ignored, an unknown name included.
+    if (!f.model.empty()) model_preset(f.model, "--model");
+    require(f.model.empty() || !f.previous_path.empty(), "--model",
+            "with --load it only gives an expert's size for the weight moves from --previous FILE; give that or "
+            "leave this out");
   }
   const bool rebalancing = !f.previous_path.empty() || !f.failed_gpus.empty() || !f.failed_nodes.empty();
   require(!rebalancing || f.policy == "zepp",
@@ -432,7 +443,10 @@ void run(const PlaceFlags& f) {
         for (int k = 0; k < r.max_replicas; ++k)
           if (const int64_t s = r.log2phy[(size_t(l) * r.experts + e) * r.max_replicas + k]; s >= 0)
             map.phyrank[size_t(l) * r.replicas + size_t(s)] = k;
-    write_expert_map(f.output_path, map, f.output_format);
+    if (f.output_format == "eplb-json" && rebalancing)  // which GPUs its slots are on, as printed below
+      write_eplb_json(f.output_path, map, reb.ranks);
+    else
+      write_expert_map(f.output_path, map, f.output_format);
     if (f.output_format == "sglang")  // the file alone does not start SGLang: its slot count is a flag
       std::fprintf(stderr, "zepp place: start SGLang with --init-expert-location %s --ep-num-redundant-experts %d\n",
                    f.output_path.c_str(), r.replicas - r.experts);

@@ -98,10 +98,18 @@ void check_output_dir(const std::string& path, const std::string& flag) {
   probe_writable(path, path, flag);
 }
 
-void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag) {
-  check_output_file(path, flag);
-  const fs::path dir = fs::path(path).parent_path();
+void write_file_atomically(const std::string& given, const std::string& text, const std::string& flag) {
+  check_output_file(given, flag);
   std::error_code ec;
+  // A symbolic link to a file is written through: the rename below replaced the link itself by a
+  // regular file, and its target kept the old contents.
+  std::string path = given;
+  if (fs::is_symlink(given, ec) && fs::exists(given, ec)) {
+    const fs::path target = fs::canonical(given, ec);
+    require(!ec, flag, "cannot resolve the link " + given + ": " + ec.message());
+    path = target.string();
+  }
+  const fs::path dir = fs::path(path).parent_path();
   if (!dir.empty()) fs::create_directories(dir, ec);
   require(!ec, flag, "cannot create folder " + dir.string() + ": " + ec.message());
   // A fixed name: a process killed mid-write leaves one PATH.tmp, which the next write replaces.

@@ -30,7 +30,8 @@ void check_file_name(const std::string& path, const std::string& flag);
 // probe of check_output_file) (ArgumentError naming the flag).
 void check_output_dir(const std::string& path, const std::string& flag);
 
-// Replaces `path` with `text` atomically, after check_output_file. Creates the folder. Throws
+// Replaces `path` with `text` atomically, after check_output_file. Creates the folder. A symbolic
+// link to an existing file is followed: its target is replaced, the link kept. Throws
 // ArgumentError naming `flag` when it cannot; no temporary file is left behind.
 void write_file_atomically(const std::string& path, const std::string& text, const std::string& flag);
 

@@ -6,13 +6,14 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/input_bounds.hpp"
 #include "formats/file_io.hpp"
 
 namespace zepp {
 
 using formats_detail::number_array;
 
-void write_eplb_json(const std::string& path, const ExpertMap& map) {
+void write_eplb_json(const std::string& path, const ExpertMap& map, const std::vector<int>& ranks) {
   map.validate("map");
   std::vector<int64_t> log2phy, logcnt;
   int X = 0;
@@ -35,7 +36,12 @@ void write_eplb_json(const std::string& path, const ExpertMap& map) {
   for (int l = 0; l < L; ++l)
     text += fmt::format("  [{}]{}\n", fmt::join(logcnt.begin() + size_t(l) * E, logcnt.begin() + size_t(l + 1) * E, ", "),
                         l + 1 < L ? "," : "");
-  formats_detail::write_text(path, text + "]\n}\n");
+  text += "]";
+  bool positional = true;  // rows are layers 0..L-1, which the file says by position alone
+  for (int l = 0; l < L; ++l) positional = positional && map.layer_ids[size_t(l)] == l;
+  if (!positional) text += fmt::format(",\n\"layers\": [{}]", fmt::join(map.layer_ids, ", "));
+  if (!ranks.empty()) text += fmt::format(",\n\"ranks\": [{}]", fmt::join(ranks, ", "));
+  formats_detail::write_text(path, text + "\n}\n");
 }
 
 ExpertMap read_eplb_json(const std::string& path, int num_experts) {
@@ -53,7 +59,24 @@ ExpertMap read_eplb_json(const std::string& path, int num_experts) {
     map.phy2log.push_back(int32_t(a.values[i]));
   }
   if (auto p = map.problem(num_experts); !p.empty()) throw InputError(path + ": phy2log: " + p);
-
+  if (doc.contains("layers")) {  // the model layer of each row, as `zepp place --trace` writes them
+    const nlohmann::json& list = doc["layers"];
+    std::vector<int> ids;
+    if (list.is_array())
+      for (const nlohmann::json& l : list) {
+        if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= kMaxLayerId) break;
+        ids.push_back(int(l.get<int64_t>()));
+      }
+    if (!list.is_array() || ids.size() != list.size())
+      throw InputError(path + ": layers: expected a list of layer ids in [0, 2^30), got " + list.dump().substr(0, 40));
+    if (ids.size() != a.shape[0])
+      throw InputError(fmt::format("{}: layers: expected {} layer ids, one per row of phy2log, got {}", path, a.shape[0],
+                                   ids.size()));
+    for (size_t l = 0; l < ids.size(); ++l)
+      if (std::find(ids.begin(), ids.begin() + long(l), ids[l]) != ids.begin() + long(l))
+        throw InputError(fmt::format("{}: layers[{}]: expected distinct layer ids, got {} twice", path, l, ids[l]));
+    map.layer_ids = ids;
+  }
   std::vector<int64_t> log2phy, logcnt;
   int X = 0;
   map.logical_maps(log2phy, X, logcnt);
@@ -80,6 +103,10 @@ ExpertMap read_eplb_json(const std::string& path, int num_experts) {
         for (size_t r = 0; row.is_array() && r < row.size(); ++r) {
           if (!row[r].is_number_integer())
             throw InputError(fmt::format("{}: log2phy[{}][{}][{}]: expected an integer slot or -1", path, l, e, r));
+          // Column r is replica rank r (EPLB's log2phy[l, e, :logcnt]): -1 pads only after the slots.
+          if (row[r].get<int64_t>() != -1 && got.size() < r)
+            throw InputError(fmt::format("{}: log2phy[{}][{}][{}]: expected -1 padding only after the expert's slots, "
+                                         "got slot {} after -1", path, l, e, r, row[r].get<int64_t>()));
           if (row[r].get<int64_t>() != -1) got.push_back(row[r].get<int64_t>());
         }
         auto want = std::vector<int64_t>(log2phy.begin() + (l * E + e) * X, log2phy.begin() + (l * E + e) * X + logcnt[l * E + e]);

@@ -10,12 +10,15 @@ namespace zepp {
 
 // Writes {"phy2log": [L, P], "log2phy": [L, E, X], "logcnt": [L, E]}: log2phy lists each
 // expert's slots ascending, padded with -1 to X = the most replicas of any expert (EPLB's
-// maxlogcnt). Throws ArgumentError naming `map` unless map.validate() passes.
-void write_eplb_json(const std::string& path, const ExpertMap& map);
+// maxlogcnt). Layer ids other than 0..L-1 are written as "layers" [L], and `ranks` (the GPU of
+// each rank of phy2log, after lost GPUs) as "ranks" when not empty, as `zepp place` prints them.
+// Throws ArgumentError naming `map` unless map.validate() passes.
+void write_eplb_json(const std::string& path, const ExpertMap& map, const std::vector<int>& ranks = {});
 
-// Reads phy2log (layer_ids 0..L-1). log2phy and logcnt are optional; when present they must
-// describe the same placement (log2phy rows may list an expert's slots in any order, as EPLB's
-// replica ranks do). Throws InputError naming the file and field.
+// Reads phy2log; layer_ids are its "layers" when the file has them, else 0..L-1. log2phy and
+// logcnt are optional; when present they must describe the same placement (log2phy rows may list
+// an expert's slots in any order, as EPLB's replica ranks do, with -1 padding after them). Throws
+// InputError naming the file and field.
 ExpertMap read_eplb_json(const std::string& path, int num_experts = 0);
 
 // EPLB's example input as a JSON file (`zepp place --load`): {"weight": [[load per expert] per

@@ -54,6 +54,10 @@ long key_line(const std::string& text, const std::string& key, int n) {
 
 nlohmann::json load_json(const std::string& path) {
   std::string text = read_text(path);
+  // nlohmann stops at a NUL byte as at the end of input: what follows one was dropped silently.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(path + ":" + std::to_string(line_at(text, nul)) + ": byte " + std::to_string(nul) +
+                     ": expected JSON text, got a NUL byte (a binary or corrupted file)");
   check_nesting(text, path);  // nlohmann's DOM and the walks over it recurse once per level
   // JSON leaves duplicated keys to the reader; nlohmann keeps the last silently. Reject them:
   // one set of keys per open object, and every key's occurrence counted for its line.

@@ -25,13 +25,19 @@ constexpr double kPerTask = 128;
 constexpr double kBase = 40e6;
 // Seconds per unit, CPU time (GNU time, user) on this 2-core machine under load 17, rounded up:
 // 9.0 s for the 12.6 M pair-strategies of `simulate --hidden 64 --size-mb 4` (0.7 us each);
-// Zepp's placement, whose refinement swaps compare slot pairs (quadratic in E, not in G): 3.3 s
+// Zepp's placement, whose refinement swaps compare slot pairs (quadratic in E): 3.3 s
 // at E = 10,000 on 16 GPUs, 0.09 s at 3,000. kSecondsPerTask: SimGrid's per-activity cost, an
 // upper bound. Routing in Python (zepp.route): 68 s for a layer of 10^8 slots (issue 23).
 constexpr double kSecondsPerPair = 1.5e-6;
 constexpr double kSecondsPerExpertSquared = 4e-8;
 constexpr double kSecondsPerTask = 1e-4;
 constexpr double kSecondsPerSlot = 7e-7;
+// Both placements pack every slot onto the least loaded GPU (a scan of the G GPUs), so a layer
+// costs slots x GPUs too: zepp.rebalance_experts on 8 experts in 3 G slots, G = 1024..4096, 6 Dec
+// 2026: Zepp's 7.2-9.2 ns, EPLB's 0.7-1.0 ns per slot and GPU, rounded up. Without this term,
+// `zepp place --nodes 4096 --gpus-per-node 8` was estimated at seconds and ran for many minutes.
+constexpr double kSecondsPerSlotGpuZepp = 1.5e-8;
+constexpr double kSecondsPerSlotGpuEplb = 2e-9;
 
 std::string human(double x, const char* unit) {
   const char* prefix[] = {"", " k", " M", " G", " T", " P", " E"};
@@ -79,7 +85,8 @@ CostEstimate estimate_placement_cost(double layers, double experts, double slots
   c.gpus = gpus, c.experts = experts;
   // Per layer: the load, the maps (phy2log, log2phy [E x widest row], logcnt) and the packing.
   c.bytes = kBase + layers * (16 * slots + 8 * experts * log2phy_width(experts, slots) + kPerGpuExpert * gpus);
-  c.seconds = layers * ((zepp ? experts * experts * kSecondsPerExpertSquared : 0) + (slots + gpus) * kSecondsPerSlot);
+  c.seconds = layers * ((zepp ? experts * experts * kSecondsPerExpertSquared : 0) + (slots + gpus) * kSecondsPerSlot +
+                        slots * gpus * (zepp ? kSecondsPerSlotGpuZepp : kSecondsPerSlotGpuEplb));
   return c;
 }
 

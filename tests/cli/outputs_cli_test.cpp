@@ -199,6 +199,25 @@ TEST(Inputs, FifoBrokenLinkAndFolderUnderAFileAreRefused) {
 // A folder where no file can be created (/proc here: root may write anywhere the permission bits
 // allow, yet not there) is refused before any work, naming the flag: the experiments ran every
 // configuration, or calibrated and ran MPI, and then failed with a raw filesystem error.
+// An output path that is a symbolic link to a file (current.json -> v3.json) lost the link: the
+// atomic rename put a regular file in its place and the target kept its old contents.
+TEST(Outputs, SymbolicLinkToAFileIsWrittenThrough) {
+  const fs::path dir = process_dir() / "out_link";
+  fs::create_directories(dir);
+  const std::string load = write_file("out_link_load.json",
+      R"({"weight": [[100, 10, 10, 10]], "num_replicas": 8, "num_groups": 1, "num_nodes": 2, "num_gpus": 4})");
+  { std::ofstream(dir / "v3.json") << "old"; }
+  fs::remove(dir / "current.json");
+  fs::create_symlink("v3.json", dir / "current.json");
+  const auto r = run_zepp("place --policy zepp --load " + load + " --output-format sglang --output " +
+                          (dir / "current.json").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "current.json"));
+  EXPECT_EQ(slurp(dir / "v3.json"), "{\"physical_to_logical_map\": [\n  [0, 1, 0, 3, 0, 2, 0, 1]\n]}\n");
+  EXPECT_FALSE(fs::exists(dir / "v3.json.tmp"));
+  EXPECT_FALSE(fs::exists(dir / "current.json.tmp"));
+}
+
 TEST(Outputs, UnwritableFoldersRefusedBeforeWork) {
   if (!fs::is_directory("/proc/self")) GTEST_SKIP() << "no /proc";
   const fs::path dir = scratch("validate");

@@ -71,14 +71,19 @@ TEST(PlaceCli, PlacementOnSurvivorsIsThePreviousOfTheSameLoss) {
     EXPECT_NE(whole.err.find("--previous: " + placed + " has 6 slots per layer, expected " + f + "'s num_replicas = 8"),
               std::string::npos) << whole.err;
   }
-  const std::string placed = write_file("place_lost_stdout.json",
-                                        run_zepp("place --policy zepp --load " + f + " --failed-gpus 1").out);
-  const auto other = run_zepp("place --policy zepp --load " + f + " --failed-gpus 2 --previous " + placed);
-  EXPECT_EQ(other.status, 2);
-  EXPECT_NE(other.err.find("--previous: " + placed +
-                           " was placed on GPUs 0,2,3 (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes "
-                           "leave: 0,1,3"), std::string::npos) << other.err;
-  EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
+  // The stdout JSON and (it had no "ranks": taken under another loss, "moved 0 slots") the eplb-json file.
+  const std::string file = (testing::process_dir() / "place_lost_file.json").string();
+  ASSERT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --output-format eplb-json --output " + file).status, 0);
+  const std::string printed = write_file("place_lost_stdout.json",
+                                         run_zepp("place --policy zepp --load " + f + " --failed-gpus 1").out);
+  for (const std::string& placed : {printed, file}) {
+    const auto other = run_zepp("place --policy zepp --load " + f + " --failed-gpus 2 --previous " + placed);
+    EXPECT_EQ(other.status, 2);
+    EXPECT_NE(other.err.find("--previous: " + placed +
+                             " was placed on GPUs 0,2,3 (its \"ranks\"), not on the GPUs --failed-gpus/--failed-nodes "
+                             "leave: 0,1,3"), std::string::npos) << other.err;
+    EXPECT_EQ(run_zepp("place --policy zepp --load " + f + " --failed-gpus 1 --previous " + placed).status, 0);
+  }
 }
 
 // A TensorRT-LLM --previous was matched to the load rows by its keys' file order: the same
@@ -190,6 +195,53 @@ TEST(PlaceCli, PreviousWithLayersTheLoadsDoNotHaveIsRefused) {
                          "have: expected the trace's layers 1,2\n");
 }
 
+// --nodes x --gpus-per-node was an int product: 65536 x 65536 wrapped to 0 GPUs and the program
+// died of SIGFPE; 65536 x 32768 named "gpus_per_node -32768".
+TEST(PlaceCli, GpuCountsBeyondIntAreRefused) {
+  const std::string trace = two_layer_trace("place_huge_trace.jsonl");
+  const std::string base = "place --policy zepp --trace " + trace + " --model mixtral-8x7b ";
+  auto r = run_zepp(base + "--nodes 65536 --gpus-per-node 65536");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 65536 x --gpus-per-node 65536 = 4294967296 GPUs "
+                   "with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+  r = run_zepp(base + "--nodes 2147483647 --gpus-per-node 2147483647");  // the product wrapped int64 too
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 2147483647 x --gpus-per-node 2147483647 = "
+                   "4611686014132420609 GPUs with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+  // Fits an int, but Zepp's placement scans every GPU for each slot: minutes per layer, refused.
+  r = run_zepp(base + "--nodes 4096 --gpus-per-node 8");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("zepp: invalid argument: --trace: this run needs about "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(32768 GPUs x 8 experts, 0 pairs, 0 tasks per strategy), more than the 60 s allowed"),
+            std::string::npos) << r.err;
+  r = run_zepp(base + "--nodes 1 --gpus-per-node 1000000000");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --gpus-per-node: --nodes 1 x --gpus-per-node 1000000000 = 1000000000 GPUs "
+                   "with 3 slots each: expected at most 2^31 - 1 slots in all\n");
+}
+
+// With --load, --model only sizes the moves from --previous: without one it was ignored, exit 0,
+// even for a name that is no preset.
+TEST(PlaceCli, ModelWithLoadNeedsPrevious) {
+  const std::string f = write_file("place_model.json",
+      R"({"weight": [[100, 10, 10, 10]], "num_replicas": 8, "num_groups": 1, "num_nodes": 2, "num_gpus": 4})");
+  for (const std::string& policy : {"zepp", "eplb"}) {
+    const auto r = run_zepp("place --policy " + policy + " --load " + f + " --model deepseek-v2-lite");
+    EXPECT_EQ(r.status, 2) << policy;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --model: with --load it only gives an expert's size for the weight moves "
+                     "from --previous FILE; give that or leave this out\n") << policy;
+  }
+  const auto unknown = run_zepp("place --policy zepp --load " + f + " --model nope");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("zepp: invalid argument: --model: unknown preset 'nope', expected one of"), std::string::npos)
+      << unknown.err;
+  const std::string placed = write_file("place_model_prev.json", run_zepp("place --policy zepp --load " + f).out);
+  const auto sized = run_zepp("place --policy zepp --load " + f + " --model deepseek-v2-lite --previous " + placed);
+  ASSERT_EQ(sized.status, 0) << sized.err;
+  EXPECT_NE(sized.err.find("moved 0 slots over 1 layers: 0.0 MB over NVLink, 0.0 MB over NICs"), std::string::npos)
+      << sized.err;
+}
+
 // An eplb-json --previous made from a trace names its layers ("layers"); rows pair by position,
 // so the placement of other layers (ids 5, 6 here) was taken for layers 1, 2 without a word.
 TEST(PlaceCli, EplbJsonPreviousLayersMustBeTheTraces) {
@@ -209,6 +261,13 @@ TEST(PlaceCli, EplbJsonPreviousLayersMustBeTheTraces) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "zepp: invalid argument: --previous: " + other + " holds layers 5,6 (its \"layers\"), the trace's "
                    "loads are layers 1,2: expected the same layers in the same order\n");
+  // The eplb-json file of the same run names them too (it had none: read back as layers 0, 1).
+  const std::string file = (testing::process_dir() / "place_layers_file.json").string();
+  ASSERT_EQ(run_zepp(on_trace + " --output-format eplb-json --output " + file).status, 0);
+  EXPECT_EQ(json::parse(testing::slurp(file))["layers"], json({1, 2}));
+  const auto from_file = run_zepp(on_trace + " --previous " + file);
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  EXPECT_NE(from_file.err.find("moved 0 slots over 2 layers"), std::string::npos) << from_file.err;
   doc["layers"] = "1,2";
   const std::string bad = write_file("place_layers_bad.json", doc.dump());
   const auto m = run_zepp(on_trace + " --previous " + bad);
@@ -516,7 +575,7 @@ TEST(PlaceCli, ReplicasBeyondTheCallBudgetAreRefusedAsPythonRefusesThem) {
   auto r = run_zepp("place --policy eplb --load " + big);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--load: this run needs about"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("70 s (4 GPUs x 4 experts"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("70.8 s (4 GPUs x 4 experts"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("more than the 60 s allowed; place fewer layers, experts or replicas"), std::string::npos) << r.err;
   EXPECT_LT(r.cpu_seconds, testing::kQuick) << r.err;
   r = testing::run_command("ZEPP_MAX_SECONDS=10 ", "place --policy eplb --load " + big);

@@ -257,6 +257,17 @@ TEST(JsonFiles, DuplicatedKeysAndHugeNumbersNameFileAndLine) {
   EXPECT_NE(msg.find(p + ": expected valid JSON with finite numbers"), std::string::npos) << msg;
 }
 
+// nlohmann ends its input at a NUL byte: a file's text after one was ignored, and the part before
+// it read as the whole file.
+TEST(JsonFiles, NulByteNamesFileLineAndByte) {
+  auto p = write_file("nul.json", std::string("{\"physical_to_logical_map\": [[0, 1]]}\n\0{\"x\": 1}", 47));
+  auto msg = input_error([&] { read_sglang_placement(p); });
+  EXPECT_EQ(msg, p + ":2: byte 38: expected JSON text, got a NUL byte (a binary or corrupted file)");
+  p = write_file("nul2.json", std::string("{\"logical_count\": [[1, 2]]}\0\0", 29));
+  msg = input_error([&] { read_sglang_stats(p); });
+  EXPECT_EQ(msg, p + ":1: byte 27: expected JSON text, got a NUL byte (a binary or corrupted file)");
+}
+
 TEST(EplbLoad, ReadsTheReadmeFormAndNamesBadFields) {
   auto p = write_file("load.json", "{\"weight\": [[1, 2.5], [0, 4]], \"num_replicas\": 4, \"num_groups\": 1,"
                                    " \"num_nodes\": 1, \"num_gpus\": 2, \"source\": \"ignored\"}");
@@ -293,6 +304,28 @@ TEST(EplbJson, WritesEplbReturnValues) {
   p = write_file("eplb4.json", R"({"phy2log": [[1, 0, 1, 2]], "log2phy": [[[1, -1], [0, 3], [2, -1]]]})");
   msg = input_error([&] { read_eplb_json(p); });
   EXPECT_NE(msg.find("log2phy[0][1]: expected the slots [0, 2]"), std::string::npos) << msg;
+  // A -1 before a slot leaves a replica rank without a slot: EPLB's consumers read log2phy[l, e, :logcnt].
+  p = write_file("eplb5.json", R"({"phy2log": [[1, 0, 1, 2]], "log2phy": [[[1, -1, -1], [0, -1, 2], [3, -1, -1]]]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }),
+            p + ": log2phy[0][1][2]: expected -1 padding only after the expert's slots, got slot 2 after -1");
+}
+
+// eplb-json wrote no layer ids: a trace's layers 3, 5 (zepp place --trace --output-format
+// eplb-json) read back as layers 0, 1, and a placement on surviving GPUs lost which GPUs they were.
+TEST(EplbJson, KeepsLayerIdsAndRanks) {
+  auto out = temp_path("eplb_ids.json");
+  write_eplb_json(out, small_map(), {0, 2});
+  const std::string text = slurp(out);
+  EXPECT_NE(text.find("\"logcnt\": [\n  [2, 2, 1, 1],\n  [1, 1, 3, 1]\n],\n\"layers\": [3, 5],\n\"ranks\": [0, 2]\n}\n"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(same(read_eplb_json(out), small_map()));
+  auto p = write_file("eplb_ids2.json", R"({"phy2log": [[0, 1], [1, 0]], "layers": [4]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }), p + ": layers: expected 2 layer ids, one per row of phy2log, got 1");
+  p = write_file("eplb_ids3.json", R"({"phy2log": [[0, 1], [1, 0]], "layers": [4, 4]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }), p + ": layers[1]: expected distinct layer ids, got 4 twice");
+  p = write_file("eplb_ids4.json", R"({"phy2log": [[0, 1], [1, 0]], "layers": [4, -1]})");
+  EXPECT_EQ(input_error([&] { read_eplb_json(p); }), p + ": layers: expected a list of layer ids in [0, 2^30), got [4,-1]");
 }
 
 TEST(Formats, ByNameAndUnknownName) {

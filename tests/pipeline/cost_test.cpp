@@ -22,5 +22,15 @@ TEST(Cost, PlacementCountsLog2phyAtItsWidestAndThePrintedMaps) {
   EXPECT_DOUBLE_EQ(placement_json_bytes(1, 256, 288), 24 * (288 + 256 * 33 + 256));
 }
 
+// Both placements scan the GPUs for every slot: `zepp place --nodes 4096 --gpus-per-node 8` (8
+// experts, 3 slots per GPU) was estimated at under a second per layer and ran for minutes a layer.
+TEST(Cost, PlacementTimeGrowsWithSlotsTimesGpus) {
+  const double G = 32768, slots = 3 * G;
+  const double base = (slots + G) * 7e-7;
+  EXPECT_DOUBLE_EQ(estimate_placement_cost(1, 8, slots, G, true).seconds, 8 * 8 * 4e-8 + base + slots * G * 1.5e-8);
+  EXPECT_DOUBLE_EQ(estimate_placement_cost(1, 8, slots, G, false).seconds, base + slots * G * 2e-9);
+  EXPECT_GT(estimate_placement_cost(2, 8, slots, G, true).seconds, 60);  // two layers: over the 60 s budget
+}
+
 }  // namespace
 }  // namespace zepp

@@ -153,10 +153,15 @@ class ZeppSglangEplb:
         """
         _algorithm(algorithm)
         return_moves = flag(return_moves, "return_moves")
-        tokens = np.asarray(host(tokens_per_expert))
+        try:
+            tokens = np.asarray(host(tokens_per_expert))
+        except Exception as e:  # ragged lists: numpy's message, under the argument's name
+            raise ValueError(f"tokens_per_expert: expected an array-like convertible by numpy.asarray ({e})") from None
         if tokens.ndim == 3:
             tokens = summed(loads(tokens, "tokens_per_expert", 3), "tokens_per_expert", "step")  # entries named by step
-        elif tokens.ndim != 2:
+        elif tokens.ndim == 2:  # checked before its shape is used: [["a"]] was "num_local_physical_experts: ..."
+            tokens = loads(tokens, "tokens_per_expert", 2)
+        else:
             raise ValueError(f"tokens_per_expert: expected [steps, layers, experts] or [layers, experts], "
                              f"got shape {tokens.shape}")
         P, S, ranks, nodes = _sizes(num_physical_experts, num_local_physical_experts, num_nodes)
