@@ -25,6 +25,7 @@
 #include "exec/sim_measured.hpp"
 #include "formats/json_text.hpp"
 #include "mpi/session.hpp"
+#include "pipeline/cost.hpp"
 #include "pipeline/swap_line.hpp"
 #include "workload/size.hpp"
 
@@ -44,6 +45,7 @@ struct RunFlags {
   std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg per strategy
   std::string predict;   // calibrated topology file: simulate each executed plan on it
   std::optional<CalibratedCluster> calibrated;  // set by prepare() from `predict`
+  LayerStack stack;  // set by prepare() with --layers
 };
 
 std::string fmt_ms(double s) {
@@ -250,13 +252,21 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
   f.opt.exec.timeline = !f.timeline.empty();
+  // Each strategy's placement fits the ranks' cluster, as zepp simulate checks it: eplb on one
+  // rank (more slots than experts) was refused only once every rank ran it, by MPI_Abort.
+  for (const auto& n : names)
+    check_strategy_fits(n, f.w.model_shape(), f.w.cluster(), f.opt.strategy,
+                        "the ranks (mpirun -np), --gpus-per-node, --experts or --extra-slots");
   require(f.layers.empty() || (f.timeline.empty() && f.predict.empty()), "--timeline/--predict", "apply to one layer, not with --layers");
   if (!f.timeline.empty()) {  // before any work: a device or folder is refused
     std::vector<std::string> labels;
     for (const auto& n : strategy_list(f.strategies, "--strategy")) labels.insert(labels.end(), {n, n + "-predicted"});
     check_timeline_outputs(f.timeline, labels);
   }
-  if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
+  if (!f.layers.empty()) {  // a stack of layers: each layer's workload, run by run_layers (run_ranks)
+    f.stack = prepare_layers(f.w, f.layers);
+    return {};
+  }
   ResolvedWorkload r = resolve(f.w);
   // The calibrated cluster is read here, on every rank alike, so a file that does not fit the run
   // is refused as the other inputs are: one message, exit 2, no MPI_Abort banner.
@@ -270,7 +280,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const auto names = strategy_list(f.strategies, "--strategy");
-  if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
+  if (!f.layers.empty()) return run_layers(f.w, f.stack, names, f.format, f.opt, f.tolerance);
   const int gpn = r.topo.gpus_per_node;
   const std::optional<CalibratedCluster>& calibrated = f.calibrated;
 
