@@ -72,6 +72,16 @@ void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bo
     require(cmd.count(flag) == 0, flag, "only acts with " + mode + "; leave it out or add that");
 }
 
+void check_workload_modes(const CLI::App& cmd, const WorkloadFlags& w) {
+  // A user's --zipf beside --trace changed nothing; --layer 5 on the synthetic workload only
+  // relabelled its output "layer 5".
+  require_mode(cmd, {"--zipf"}, w.trace_path.empty(), "the synthetic workload (no --trace)");
+  require_mode(cmd, {"--layer", "--skip-invalid"}, !w.trace_path.empty(),
+               "--trace (the synthetic workload has no layers and reads no files)");
+  require_mode(cmd, {"--history-fraction"}, !w.trace_path.empty() && w.history_path.empty(),
+               "--trace and no --history (it splits the trace's requests into history and evaluation)");
+}
+
 std::vector<std::string> strategy_list(const std::string& text, const std::string& flag, bool variants) {
   std::vector<std::string> out;
   std::stringstream ss(text);

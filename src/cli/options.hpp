@@ -81,6 +81,10 @@ void require_in_range(double value, const std::string& flag, double lo, double h
 // `mode_on`, saying it needs `mode` ("--drift-period: only acts with --iterations N (>= 1) and
 // --drift rotating; leave it out or add them").
 void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bool mode_on, const std::string& mode);
+// The workload flags of `w` that only shape another workload than the one asked for (--zipf
+// beside --trace, --layer or --skip-invalid without a trace, --history-fraction beside
+// --history), refused as require_mode does; zepp simulate and zepp run alike.
+void check_workload_modes(const CLI::App& cmd, const WorkloadFlags& w);
 // The strategies of a comma-separated --strategies value, in order, each trimmed of spaces
 // ("a2av, zepp" is a2av and zepp). Throws ArgumentError naming `flag` for an empty list, an empty
 // entry ("a2av,,zepp", a trailing comma), a name given twice (its row would repeat the same

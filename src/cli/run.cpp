@@ -407,8 +407,9 @@ void add_run(CLI::App& app) {
     auto r = std::make_shared<ResolvedWorkload>();
     run_under_mpi(
         "run",
-        [f, r] {
+        [f, r, cmd] {
           check_flags(*f);
+          check_workload_modes(*cmd, f->w);
           int me = 0, size = 0;
           MPI_Comm_rank(MPI_COMM_WORLD, &me);
           MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -84,10 +84,7 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                "a strategy on Zepp's §4.1 placement in --strategies (zepp, zepp+swaps)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
-  // Workload flags that only shape another workload (a user's --zipf beside --trace changed nothing).
-  require_mode(cmd, {"--zipf"}, f.w.trace_path.empty(), "the synthetic workload (no --trace)");
-  require_mode(cmd, {"--history-fraction"}, !f.w.trace_path.empty() && f.w.history_path.empty(),
-               "--trace and no --history (it splits the trace's requests into history and evaluation)");
+  check_workload_modes(cmd, f.w);  // workload flags that only shape another workload
   require_mode(cmd, {"--layer"}, !f.model.active(), "one layer (--layers picks the layers itself)");
   require_mode(cmd, {"--link-sharing"}, f.executor == "sim", "--executor sim (the estimate has no links to share)");
   // One layer's diagnostics: --iterations and --layers drew no timeline and solved no optimum

@@ -107,6 +107,27 @@ TEST(Hardening, NegativeSeedsAndCountsNameTheirFlag) {
   expect_refused("run --extra-slots -1", {"--extra-slots: expected a number in [0, 65536], got -1"});
 }
 
+// The synthetic workload has no layers: --layer 5 only relabelled its output "layer 5", and
+// --skip-invalid without a trace did nothing; zepp run also took --zipf beside --trace and
+// --history-fraction beside --history (or without a trace), which zepp simulate refuses.
+TEST(Hardening, WorkloadFlagsOfAnotherWorkloadAreRefusedBySimulateAndRun) {
+  const std::string trace = write_file("modes.jsonl", "");  // never read: refused before
+  const std::string no_trace =
+      "only acts with --trace (the synthetic workload has no layers and reads no files); leave it out or add that";
+  for (const std::string cmd : {"simulate --executor estimate ", "run "}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(cmd + "--layer 5", {"zepp: invalid argument: --layer: " + no_trace});
+    expect_refused(cmd + "--skip-invalid", {"zepp: invalid argument: --skip-invalid: " + no_trace});
+    expect_refused(cmd + "--trace " + trace + " --model mixtral-8x7b --zipf 2",
+                   {"zepp: invalid argument: --zipf: only acts with the synthetic workload (no --trace); leave it out or "
+                    "add that"});
+    expect_refused(cmd + "--history-fraction 0.3",
+                   {"zepp: invalid argument: --history-fraction: only acts with --trace and no --history"});
+    expect_refused(cmd + "--trace " + trace + " --history " + trace + " --model mixtral-8x7b --history-fraction 0.3",
+                   {"zepp: invalid argument: --history-fraction: only acts with --trace and no --history"});
+  }
+}
+
 // Flags that act only in another mode were accepted and ignored.
 TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
