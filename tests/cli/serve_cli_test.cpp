@@ -155,5 +155,36 @@ TEST(ServeCli, ExcessRemovedWithoutAHomeReferenceIsADashNotNan) {
   EXPECT_NE(r.out.find("excess load removed - (no home reference"), std::string::npos) << r.out;
 }
 
+// --executor none simulates nothing: its latency and the metadata / planning charged in it were
+// printed as 0 (table "0.0000", JSON 0.0, "total latency 0.0000 ms"), read as real figures.
+TEST(ServeCli, ExecutorNoneLeavesTheSimulatedFiguresEmpty) {
+  const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "traces absent";
+  const std::string args = "simulate --executor none --iterations 2 --nodes 2 --gpus-per-node 2 --strategies a2av,zepp "
+                           "--size-mb 0.1 --trace " + trace + " --model mixtral-8x7b";
+  const auto j = run_zepp(args + " --format json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["systems"].size(), 2u);
+  for (const auto& s : doc["systems"]) {
+    EXPECT_TRUE(s["total_latency_ms"].is_null()) << s;
+    ASSERT_EQ(s["iterations"].size(), 2u);
+    for (const auto& it : s["iterations"]) {
+      for (const char* key : {"latency_ms", "metadata_us", "rank_planning_us", "planning_share"})
+        EXPECT_TRUE(it[key].is_null()) << key << ": " << it;
+      EXPECT_GT(it["imbalance"].get<double>(), 0);  // the decisions are still reported
+    }
+  }
+  const auto t = run_zepp(args);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(testing::count_of(t.out, "total latency - (--executor none simulates no latency), mean R "), 2u) << t.out;
+  EXPECT_EQ(t.out.find("0.0000"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("charged in the simulated latency"), std::string::npos) << t.out;
+  const auto c = run_zepp(args + " --format csv");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("\na2av,0,all,,"), std::string::npos) << c.out;  // latency_ms empty
+  EXPECT_NE(c.out.find("\nzepp,1,all,,"), std::string::npos) << c.out;
+}
+
 }  // namespace
 }  // namespace zepp
