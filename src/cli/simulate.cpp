@@ -84,6 +84,13 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                "a strategy on Zepp's §4.1 placement in --strategies (zepp, zepp+swaps)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
+  // EPLB's expert groups shape only EPLB's placement: --strategies a2av,zepp --eplb-groups 7 ran
+  // unchanged (and 7 groups, which 384 experts do not divide, went unnoticed).
+  require_mode(cmd, {"--eplb-groups"},
+               named([](const std::string& n) {
+                 return n == "eplb" || n == "comet+eplb" || n.find("/eplb-placement") != std::string::npos;
+               }),
+               "a strategy on EPLB's placement in --strategies (eplb, comet+eplb, zepp/eplb-placement)");
   check_workload_modes(cmd, f.w);  // workload flags that only shape another workload
   require_mode(cmd, {"--layer"}, !f.model.active(), "one layer (--layers picks the layers itself)");
   require_mode(cmd, {"--link-sharing"}, f.executor == "sim", "--executor sim (the estimate has no links to share)");

@@ -128,6 +128,25 @@ TEST(Hardening, WorkloadFlagsOfAnotherWorkloadAreRefusedBySimulateAndRun) {
   }
 }
 
+// --eplb-groups shapes EPLB's placement only: beside a2av and zepp it was ignored, even a group
+// count the experts do not divide.
+TEST(Hardening, EplbGroupsWithoutAnEplbPlacementIsRefused) {
+  expect_refused("simulate --executor estimate --nodes 2 --strategies a2av,zepp --eplb-groups 7",
+                 {"zepp: invalid argument: --eplb-groups: only acts with a strategy on EPLB's placement in --strategies "
+                  "(eplb, comet+eplb, zepp/eplb-placement); leave it out or add that"});
+  for (const std::string s : {"eplb", "comet+eplb", "zepp/eplb-placement"}) {
+    const ProgramResult r =
+        run_zepp("simulate --executor estimate --nodes 2 --size-mb 0.1 --format csv --eplb-groups 2 --strategies " + s);
+    EXPECT_EQ(r.status, 0) << s << "\n" << r.err;
+    // 256 groups do not divide kimi-k2's 384 experts: refused before work, naming the flag
+    // (zepp/eplb-placement's was "num_groups: ..." alone, after reading the workload).
+    expect_refused("simulate --executor estimate --nodes 2 --size-mb 0.1 --eplb-groups 256 --strategies " + s,
+                   {"zepp: invalid argument: strategies: " + s.substr(0, s.find('/')) +
+                    " cannot place 384 experts on 2 x 4 GPUs (change --nodes, --gpus-per-node, --experts, --extra-slots "
+                    "or --eplb-groups): num_groups: 256 does not divide the 384 experts"});
+  }
+}
+
 // Flags that act only in another mode were accepted and ignored.
 TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
