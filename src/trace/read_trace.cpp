@@ -104,7 +104,7 @@ std::vector<TraceFile> list_files(const std::string& path) {
   if (fs::is_regular_file(root, ec)) return {{path, root.filename().string()}};
   if (!fs::is_directory(root, ec))
     throw InputError(path + ": expected a trace file or a folder of trace files, got " +
-                     (fs::exists(root, ec) ? not_regular_kind(path) : "nothing at that path"));
+                     (fs::exists(root, ec) ? not_regular_kind(path) : absent_kind(path, "nothing at that path")));
   std::vector<TraceFile> files;
   std::vector<std::pair<uint64_t, uint64_t>> above;
   std::map<std::pair<uint64_t, uint64_t>, fs::path> seen;

@@ -54,6 +54,14 @@ TEST(TopologyCli, BadFileNamesFieldAndExitsTwo) {
   const auto missing = run_zepp("simulate --topology dgx-h900");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("--topology: 'dgx-h900' is neither a preset"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("(docs/topology.md): no file at that path"), std::string::npos) << missing.err;
+  // A link to a file that is gone: "no file at that path" did not say why ls shows one.
+  const std::string link = dir.path() + "/link.yaml";
+  std::filesystem::create_symlink(dir.path() + "/gone.yaml", link);
+  const auto broken = run_zepp("simulate --topology " + link);
+  EXPECT_EQ(broken.status, 2);
+  EXPECT_NE(broken.err.find("(docs/topology.md): a broken symbolic link (to " + dir.path() + "/gone.yaml)\n"),
+            std::string::npos) << broken.err;
 }
 
 }  // namespace
