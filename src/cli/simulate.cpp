@@ -94,6 +94,10 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
   check_workload_modes(cmd, f.w);  // workload flags that only shape another workload
   require_mode(cmd, {"--layer"}, !f.model.active(), "one layer (--layers picks the layers itself)");
   require_mode(cmd, {"--link-sharing"}, f.executor == "sim", "--executor sim (the estimate has no links to share)");
+  // Decode's --batch is the tokens per GPU, which --size-mb sets otherwise: --size-mb 5 beside it
+  // changed nothing.
+  require(cmd.count("--size-mb") == 0 || !f.model.batch, "--size-mb",
+          "and --batch both set the tokens per GPU (decode: one per sequence); give one");
   // One layer's diagnostics: --iterations and --layers drew no timeline and solved no optimum
   // while accepting both silently.
   for (const char* flag : {"--timeline", "--optimum"})
