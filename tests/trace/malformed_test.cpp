@@ -97,6 +97,9 @@ std::vector<Case> cases() {
       {"vllm top-k disagrees with meta", "v.jsonl",
        "{\"type\":\"meta\",\"top_k\":2}\n{\"type\":\"route\",\"req_id\":\"r1\",\"token_idx\":0,\"layer\":0,\"topk_ids\":[1]}\n",
        "v.jsonl:2: expected top_k = 2 expert ids as the meta record says, got 1"},
+      {"vllm top-k twice in meta", "v.jsonl",  // the second was kept, the first lost
+       "{\"type\":\"meta\",\"top_k\":2,\"top_k\":1}\n{\"type\":\"route\",\"req_id\":\"r1\",\"token_idx\":0,\"layer\":0,\"topk_ids\":[1]}\n",
+       "v.jsonl:1: expected each field once per record, got \"top_k\" twice"},
       {"vllm missing request", "v.jsonl", R"({"type":"route","token_idx":0,"layer":0,"topk_ids":[1]})",
        "v.jsonl:1: expected field \"req_id\" (or request_id) in every record [read as vllm-route-jsonl: the first record has a \"type\" field]"},
       {"vllm request id not a string", "v.jsonl", R"({"type":"route","req_id":[1],"token_idx":0,"layer":0,"topk_ids":[1]})",
