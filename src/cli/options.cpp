@@ -47,7 +47,9 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)")->check(non_negative);
   cmd->add_option("--size-mb", workload.size_mb, "BF16 input activations per GPU, MiB, before top-k (paper §6.1)")->capture_default_str();
   cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str()->check(non_negative);
-  cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")->capture_default_str();
+  cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")
+      ->capture_default_str()
+      ->each([this](const std::string&) { history_fraction_given = true; });
   cmd->add_option("--zipf", workload.zipf, "Synthetic workload: popularity of the r-th expert ~ r^-zipf")->capture_default_str();
   cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc (its every table) or arc/Hebrew; with --iterations and --drift only or rotating, the one dataset served, named whole");
   cmd->add_option("--max-memory", max_memory_mib,
@@ -309,6 +311,10 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
     r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid, &r.model, {f.workload.layer}));
     f.check_experts(*r.trace);
     check_trace_matches_model(*r.trace, r.model);
+    // A load-only trace's tables are history and evaluation alike: the share changed nothing.
+    require(!f.history_fraction_given || r.trace->has_tokens(), "--history-fraction",
+            "only acts with a trace of per-token selections (it splits its requests); " + f.trace_path +
+                " holds per-expert loads only; leave it out");
   }
   if (!f.history_path.empty()) {
     require(!f.trace_path.empty(), "--history", "needs --trace (the evaluation trace) beside it");

@@ -32,6 +32,7 @@ struct WorkloadFlags {
   int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)
   int64_t runs_per_strategy = 1;         // set by zepp run: --repeat (the estimate's time, not its memory)
   bool zepp_placement = true;            // set by the command: a strategy packs with Zepp's rule (cost estimate)
+  bool history_fraction_given = false;   // --history-fraction on the command line (refused beside a load-only trace)
 
   // Registers the flags on `cmd`.
   void add_to(CLI::App* cmd);

@@ -126,6 +126,15 @@ TEST(Hardening, WorkloadFlagsOfAnotherWorkloadAreRefusedBySimulateAndRun) {
     expect_refused(cmd + "--trace " + trace + " --history " + trace + " --model mixtral-8x7b --history-fraction 0.3",
                    {"zepp: invalid argument: --history-fraction: only acts with --trace and no --history"});
   }
+  // A load-only trace has no requests to split: --history-fraction 0.9 gave the default's figures.
+  const std::string counts =
+      write_file("counts.json", R"({"num_experts": 8, "expert_usage_by_layer": {"0": {"0": 5, "1": 3, "2": 1}}})");
+  const std::string load = "simulate --executor estimate --nodes 2 --gpus-per-node 2 --strategies a2av "
+                           "--model mixtral-8x7b --trace " + counts;
+  expect_refused(load + " --history-fraction 0.9",
+                 {"zepp: invalid argument: --history-fraction: only acts with a trace of per-token selections (it "
+                  "splits its requests); " + counts + " holds per-expert loads only; leave it out"});
+  EXPECT_EQ(run_zepp(load).status, 0);
 }
 
 // --eplb-groups shapes EPLB's placement only: beside a2av and zepp it was ignored, even a group
