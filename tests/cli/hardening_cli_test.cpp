@@ -156,6 +156,19 @@ TEST(Hardening, EplbGroupsWithoutAnEplbPlacementIsRefused) {
   }
 }
 
+// C_NIC (--nic-slack) bounds Zepp's NIC split only: beside a2av and eplb it changed nothing.
+TEST(Hardening, NicSlackWithoutAZeppStrategyIsRefused) {
+  expect_refused("simulate --executor estimate --nodes 2 --strategies a2av,eplb --nic-slack 5",
+                 {"zepp: invalid argument: --nic-slack: only acts with a Zepp strategy in --strategies (zepp, zepp+swaps, "
+                  "zepp+hot, zepp-overlap: equation (2)'s NIC split); leave it out or add that"});
+  expect_refused("run --strategy a2av,eplb --nic-slack 5",
+                 {"zepp: invalid argument: --nic-slack: only acts with a Zepp strategy in --strategy (zepp, zepp+swaps, "
+                  "zepp-overlap: equation (2)'s NIC split); leave it out or add that"});
+  const ProgramResult r = run_zepp("simulate --executor estimate --nodes 2 --size-mb 0.1 --strategies a2av,zepp/no-merge "
+                                   "--nic-slack 5");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
 // Flags that act only in another mode were accepted and ignored.
 TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
