@@ -129,6 +129,13 @@ void require_distinct(const std::vector<double>& values, const std::string& flag
 
 bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
 
+bool takes_extra_slots(const std::string& name) {
+  const std::string base = name.substr(0, name.find('/'));  // a variant places as its base
+  for (const char* fixed : {"a2av", "fast", "comet", "sglang", "zepp-overlap"})  // one home per expert
+    if (base == fixed) return false;
+  return true;
+}
+
 std::string strategy_label(const std::string& name, const StrategyOptions& o) { return variant_label(name, o); }
 
 std::vector<StrategyRun> strategy_runs(const std::vector<std::string>& names, const StrategyOptions& opt,

@@ -103,6 +103,9 @@ void require_distinct(const std::vector<double>& values, const std::string& flag
 // Strategies built on Zepp's plan, which Zepp's ablation flags change (zepp+hot adds replicas to
 // it, zepp+swaps swaps, zepp-overlap keeps contiguous experts): every name starting with "zepp".
 bool takes_zepp_ablations(const std::string& name);
+// False for the strategies that place each expert once at its contiguous home (a2av, fast, comet,
+// sglang, zepp-overlap and their variants), on which --extra-slots (R) changes nothing.
+bool takes_extra_slots(const std::string& name);
 // The name a result row carries: a Zepp strategy with its ablations, named as the Figure 9 sweep
 // names them ("zepp/no-split/no-merge"; zepp-overlap routes home, so --no-locality leaves it
 // unchanged), so a row says what ran; any other strategy as it is.

@@ -39,7 +39,7 @@ struct RunFlags {
   mpi::SessionOptions opt;
   double tolerance = 1e-4;
   bool nodes_given = false, swap_horizon_given = false, layer_given = false, link_sharing_given = false,
-       nic_slack_given = false;
+       nic_slack_given = false, extra_slots_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
   std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
   nlohmann::json degraded;        // set by prepare() when nodes are lost: the report printed with the results
@@ -175,6 +175,9 @@ void check_flags(const RunFlags& f) {
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.strategy.swap_horizon));
   require(!f.swap_horizon_given || std::find(names.begin(), names.end(), "zepp+swaps") != names.end(), "--swap-horizon",
           "only acts with zepp+swaps in --strategy; leave it out or add that");
+  require(!f.extra_slots_given || std::any_of(names.begin(), names.end(), takes_extra_slots), "--extra-slots",
+          "only acts with a strategy that replicates experts in --strategy (R extra slots per GPU; a2av, fast, comet, "
+          "sglang and zepp-overlap keep one replica per expert); leave it out or add that");
   require(!f.nic_slack_given || std::any_of(names.begin(), names.end(), takes_zepp_ablations), "--nic-slack",
           "only acts with a Zepp strategy in --strategy (zepp, zepp+swaps, zepp-overlap: equation (2)'s NIC split); "
           "leave it out or add that");
@@ -407,6 +410,7 @@ void add_run(CLI::App& app) {
     f->layer_given = cmd->count("--layer") > 0;
     f->link_sharing_given = cmd->count("--link-sharing") > 0;
     f->nic_slack_given = cmd->count("--nic-slack") > 0;
+    f->extra_slots_given = cmd->count("--extra-slots") > 0;
     // Flag errors too go through the one-reporter path (prepare): a rank that exits on its own
     // before MPI_Init can make mpirun kill rank 0 before it has printed the message.
     auto r = std::make_shared<ResolvedWorkload>();

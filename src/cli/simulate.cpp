@@ -84,6 +84,9 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                "a strategy on Zepp's §4.1 placement in --strategies (zepp, zepp+swaps)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
+  require_mode(cmd, {"--extra-slots"}, named([](const std::string& n) { return takes_extra_slots(n); }),
+               "a strategy that replicates experts in --strategies (R extra slots per GPU; a2av, fast, comet, sglang "
+               "and zepp-overlap keep one replica per expert)");
   // C_NIC bounds Zepp's NIC split (equation 2) only: --strategies a2av,eplb --nic-slack 5 ran unchanged.
   require_mode(cmd, {"--nic-slack"}, named([](const std::string& n) { return takes_zepp_ablations(n); }),
                "a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap: equation (2)'s NIC split)");

@@ -169,6 +169,23 @@ TEST(Hardening, NicSlackWithoutAZeppStrategyIsRefused) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// R extra slots per GPU only act where experts are replicated: --strategies a2av --extra-slots 6
+// ran plain EP unchanged.
+TEST(Hardening, ExtraSlotsWithoutAReplicatingStrategyIsRefused) {
+  const std::string why = "only acts with a strategy that replicates experts in --strateg";
+  const std::string which = " (R extra slots per GPU; a2av, fast, comet, sglang and zepp-overlap keep one replica per "
+                            "expert); leave it out or add that";
+  expect_refused("simulate --executor estimate --nodes 2 --strategies a2av,fast,comet,sglang,zepp-overlap/no-merge "
+                 "--extra-slots 6",
+                 {"zepp: invalid argument: --extra-slots: " + why + "ies" + which});
+  expect_refused("run --strategy a2av,fast --extra-slots 6", {"zepp: invalid argument: --extra-slots: " + why + "y" + which});
+  for (const std::string s : {"eplb", "zepp/no-merge", "epic/zepp-placement", "halo-q"}) {
+    const ProgramResult r =
+        run_zepp("simulate --executor estimate --nodes 2 --size-mb 0.1 --strategies a2av," + s + " --extra-slots 1");
+    EXPECT_EQ(r.status, 0) << s << "\n" << r.err;
+  }
+}
+
 // Flags that act only in another mode were accepted and ignored.
 TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
