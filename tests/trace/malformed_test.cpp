@@ -42,7 +42,12 @@ std::vector<Case> cases() {
       {"json layer twice", "t.json", R"([{"1":[[1]],"1":[[2]]}])", "t.json: byte 12: expected each layer once per step"},
       {"json no steps", "t.json", "[]", "t.json: byte 0: expected at least one step"},
       {"json step not object", "t.json", "[[1]]", "t.json: byte 1: expected a step: an object keyed by layer index"},
-      {"json trailing text", "t.json", R"([{"1":[[1]]}] x)", "t.json: byte 14: expected ']' closing the list of steps at the end of the file, got \"x\""},
+      // Text after the closed list was called a truncation, at the text's last byte.
+      {"json trailing text", "t.json", R"([{"1":[[1]]}] x)", "t.json: byte 14: expected the end of the document after the list of steps, got more text"},
+      {"json trailing words", "t.json", "[{\"1\":[[1]]}]\n garbage", "t.json: byte 15: expected the end of the document after the list of steps, got more text"},
+      {"json trailing comma", "t.json", "[{\"1\":[[1]]}],", "t.json: byte 13: expected the end of the document after the list of steps, got more text"},
+      {"json truncated after a string with a bracket", "t.json", "[{\"1\":[[1]]}, \"]\\\"]\", {",
+       "t.json: byte 22: expected ']' closing the list of steps at the end of the file, got \"{\" (truncated file?)"},
       {"json two documents", "t.json", R"([{"1":[[1]]}] [])", "t.json: byte 14: expected the end of the document"},
       {"json truncated inside", "t.json", R"([{"1":[[3],[4]])", "t.json: byte 15: expected"},
       {"json all dense", "t.json", R"([{"0":null}])", "t.json: expected tokens of at least one MoE layer"},
