@@ -141,6 +141,16 @@ void run(const SimulateFlags& f) {
           "describe a whole model's step; add --layers all (or a list)");
   require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
           "runs one layer; leave out --iterations and --layers");
+  // A calibrated file's measured expert times are used by one layer on the simulator only; the
+  // other modes timed experts by the roofline with the file's other figures, silently.
+  const std::string roofline_mode = f.model.active()           ? "--layers"
+                                    : f.serve.iterations > 0   ? (f.executor == "sim" ? "--iterations" : "")
+                                    : f.executor == "estimate" ? "--executor estimate"
+                                                               : "";
+  if (std::error_code ec; !roofline_mode.empty() && std::filesystem::is_regular_file(f.w.topology, ec))
+    require(read_measured_compute(f.w.topology).empty(), "--topology",
+            f.w.topology + " holds a compute model measured by zepp calibrate, which only one layer on --executor sim "
+                           "uses; " + roofline_mode + " would time the experts by the roofline instead, ignoring it");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;
