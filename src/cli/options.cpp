@@ -254,7 +254,7 @@ Trace read_trace_warning(const std::string& path, bool skip_invalid, const Model
 
 [[noreturn]] void rethrow_as_flag(const ArgumentError& e) {
   const std::string what = e.what();
-  for (const char* field : {"size_mb", "history_fraction", "zipf", "layer", "dataset", "seed"}) {
+  for (const char* field : {"size_mb", "history_fraction", "zipf", "layer", "dataset", "seed", "history"}) {
     const std::string prefix = std::string(field) + ":";
     if (what.rfind(prefix, 0) == 0) {
       std::string flag = "--" + std::string(field);

@@ -70,5 +70,16 @@ TEST(LoadTables, TooFewLoadedExpertsNameTheTraceOrTheDatasetGiven) {
                        " has 1 experts with positive load, fewer than top-k 2\n");
 }
 
+// The workload's messages about the history trace named "history:", no flag.
+TEST(LoadTables, AHistoryWithoutTheLayerNamesTheFlag) {
+  TempDir dir;
+  const std::string counts = dir.write("counts.json", R"({"num_experts": 8, "expert_usage_by_layer": {"0": {"3": 5, "4": 1}}})");
+  const std::string tokens = dir.write("tokens.json", "[{\"0\": [[0, 1], [2, 3]], \"5\": [[4, 5], [6, 7]]}]");
+  const auto r = run_zepp("simulate --executor estimate --nodes 2 --gpus-per-node 2 --strategies a2av --model mixtral-8x7b "
+                          "--trace " + tokens + " --history " + counts + " --layer 5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --history: layer 5 is not in load table counts of " + counts + "\n");
+}
+
 }  // namespace
 }  // namespace zepp::testing
