@@ -19,6 +19,7 @@
 #include "pipeline/cost.hpp"
 #include "report/summary.hpp"
 #include "serving/serve.hpp"
+#include "trace/csv_rows.hpp"
 #include "workload/size.hpp"
 
 namespace zepp::cli {
@@ -200,8 +201,8 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
       for (const auto& it : sys["iterations"])
         text += fmt::format("{},{},{},{},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{},{:.3f},"
                             "{}\n",
-                            sys["system"].get<std::string>(), it["iteration"].get<int>(),
-                            it["dataset"].get<std::string>(), fixed_or(it["latency_ms"], 6, ""),
+                            csv_field(sys["system"].get<std::string>()), it["iteration"].get<int>(),
+                            csv_field(it["dataset"].get<std::string>()), fixed_or(it["latency_ms"], 6, ""),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
                             it["weight_moves"].get<int>(), it["token_nic_mb"].get<double>(),
                             it["token_nvlink_mb"].get<double>(), it["weight_nic_mb"].get<double>(),

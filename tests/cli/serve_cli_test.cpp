@@ -1,4 +1,5 @@
 // `zepp simulate --iterations N` end to end on the real Llama-4 trace, and its bad arguments.
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 
 #include "../common/refusal_cells.hpp"
 #include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
@@ -184,6 +186,23 @@ TEST(ServeCli, ExecutorNoneLeavesTheSimulatedFiguresEmpty) {
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_NE(c.out.find("\na2av,0,all,,"), std::string::npos) << c.out;  // latency_ms empty
   EXPECT_NE(c.out.find("\nzepp,1,all,,"), std::string::npos) << c.out;
+}
+
+// A dataset is named by its folder: "x,y" was written into the CSV unquoted, shifting every
+// later column of its rows.
+TEST(ServeCli, CsvQuotesADatasetNameWithAComma) {
+  testing::TempDir dir;
+  std::string tokens;
+  for (int t = 0; t < 64; ++t) tokens += (t ? "," : "") + std::string("[") + std::to_string(t % 8) + "," + std::to_string((t + 3) % 8) + "]";
+  for (const char* f : {"x,y/1.json", "x,y/2.json", "z/1.json", "z/2.json"}) dir.write(f, "[{\"1\":[" + tokens + "]}]");
+  const auto r = run_zepp("simulate --iterations 1 --drift only --dataset x,y --format csv --nodes 2 --gpus-per-node 2 "
+                          "--strategies a2av --size-mb 0.01 --trace " + dir.path() + " --model mixtral-8x7b");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t row = r.out.find('\n') + 1;
+  const std::string header = r.out.substr(0, row), line = r.out.substr(row, r.out.find('\n', row) - row);
+  EXPECT_EQ(line.rfind("a2av,0,\"x,y\",", 0), 0u) << r.out;
+  // The row has as many fields as the header once the quoted one counts as one.
+  EXPECT_EQ(std::count(line.begin(), line.end(), ',') - 1, std::count(header.begin(), header.end(), ',')) << r.out;
 }
 
 }  // namespace
