@@ -76,6 +76,26 @@ TEST(TraceFolders, BrokenLinksAreSkippedWithSkipInvalidAndRefusedWithout) {
       << t.skipped_invalid[0];
 }
 
+// A folder whose only trace is a hidden file said "found none", leaving the user to guess why.
+TEST(TraceFolders, AFolderOfHiddenFilesOnlySaysTheyAreSkipped) {
+  TempDir dir;
+  dir.write(".1.jsonl", vllm_log(120, 0, 0));
+  try {
+    read_trace(dir.path());
+    ADD_FAILURE() << "a hidden file was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found "
+                                                  "none (names starting with '.' are skipped: .1.jsonl)");
+  }
+  TempDir empty;
+  try {
+    read_trace(empty.path());
+    ADD_FAILURE() << "an empty folder was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), empty.path() + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found none");
+  }
+}
+
 // The trace path itself a broken link, or one of a loop of links: "got nothing at that path",
 // though ls shows the link; now said as a file in a folder says it.
 TEST(TraceFolders, ABrokenLinkGivenAsTheTraceIsNamedSo) {
