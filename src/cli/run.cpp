@@ -21,6 +21,7 @@
 #include "cli/run_layers.hpp"
 #include "cli/timelines.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "exec/phases.hpp"
 #include "exec/sim_measured.hpp"
 #include "formats/json_text.hpp"
@@ -195,7 +196,8 @@ void check_flags(const RunFlags& f) {
     require(type == std::filesystem::file_type::regular, "--predict",
             "'" + f.predict + "' " +
                 (type == std::filesystem::file_type::directory   ? "is a directory"
-                 : type == std::filesystem::file_type::not_found ? "does not exist"
+                 : type == std::filesystem::file_type::not_found
+                     ? (std::filesystem::is_symlink(f.predict, ec) ? "is " + absent_kind(f.predict, "") : "does not exist")
                                                                  : "is not a regular file") +
                 "; expected a calibrated topology file (written by zepp calibrate)");
   }

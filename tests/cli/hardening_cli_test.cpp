@@ -582,6 +582,11 @@ TEST(Hardening, RunPredictThatIsNoFileIsRefusedNamingTheFlag) {
   expect_refused("run --predict /nonexistent.yaml",
                  {"zepp: invalid argument: --predict: '/nonexistent.yaml' does not exist" + expected});
   expect_refused("run --predict /dev/null", {"zepp: invalid argument: --predict: '/dev/null' is not a regular file" + expected});
+  const std::string link = write_file("gone_link.yaml", "");  // a path to replace with a dangling link
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(link + ".gone", link);
+  expect_refused("run --predict " + link, {"zepp: invalid argument: --predict: '" + link +
+                                               "' is a broken symbolic link (to " + link + ".gone)" + expected});
 }
 
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.
