@@ -47,7 +47,9 @@ void WorkloadFlags::add_to(CLI::App* cmd) {
   cmd->add_option("--layer", workload.layer, "Trace layer to use (default: first MoE layer present)")->check(non_negative);
   cmd->add_option("--size-mb", workload.size_mb, "BF16 input activations per GPU, MiB, before top-k (paper §6.1)")->capture_default_str();
   cmd->add_option("--seed", workload.seed, "Sampling seed")->capture_default_str()->check(non_negative);
-  cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")->capture_default_str();
+  cmd->add_option("--history-fraction", workload.history_fraction, "Share of requests used as placement history")
+      ->capture_default_str()
+      ->each([this](const std::string&) { history_fraction_given = true; });
   cmd->add_option("--zipf", workload.zipf, "Synthetic workload: popularity of the r-th expert ~ r^-zipf")->capture_default_str();
   cmd->add_option("--dataset", workload.dataset, "Load-only traces: table(s) to use, e.g. arc (its every table) or arc/Hebrew; with --iterations and --drift only or rotating, the one dataset served, named whole");
   cmd->add_option("--max-memory", max_memory_mib,
@@ -70,6 +72,16 @@ void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bo
   if (mode_on) return;
   for (const auto& flag : flags)
     require(cmd.count(flag) == 0, flag, "only acts with " + mode + "; leave it out or add that");
+}
+
+void check_workload_modes(const CLI::App& cmd, const WorkloadFlags& w) {
+  // A user's --zipf beside --trace changed nothing; --layer 5 on the synthetic workload only
+  // relabelled its output "layer 5".
+  require_mode(cmd, {"--zipf"}, w.trace_path.empty(), "the synthetic workload (no --trace)");
+  require_mode(cmd, {"--layer", "--skip-invalid"}, !w.trace_path.empty(),
+               "--trace (the synthetic workload has no layers and reads no files)");
+  require_mode(cmd, {"--history-fraction"}, !w.trace_path.empty() && w.history_path.empty(),
+               "--trace and no --history (it splits the trace's requests into history and evaluation)");
 }
 
 std::vector<std::string> strategy_list(const std::string& text, const std::string& flag, bool variants) {
@@ -116,6 +128,13 @@ void require_distinct(const std::vector<double>& values, const std::string& flag
 }
 
 bool takes_zepp_ablations(const std::string& name) { return name.rfind("zepp", 0) == 0; }
+
+bool takes_extra_slots(const std::string& name) {
+  const std::string base = name.substr(0, name.find('/'));  // a variant places as its base
+  for (const char* fixed : {"a2av", "fast", "comet", "sglang", "zepp-overlap"})  // one home per expert
+    if (base == fixed) return false;
+  return true;
+}
 
 std::string strategy_label(const std::string& name, const StrategyOptions& o) { return variant_label(name, o); }
 
@@ -235,7 +254,7 @@ Trace read_trace_warning(const std::string& path, bool skip_invalid, const Model
 
 [[noreturn]] void rethrow_as_flag(const ArgumentError& e) {
   const std::string what = e.what();
-  for (const char* field : {"size_mb", "history_fraction", "zipf", "layer", "dataset", "seed"}) {
+  for (const char* field : {"size_mb", "history_fraction", "zipf", "layer", "dataset", "seed", "history"}) {
     const std::string prefix = std::string(field) + ":";
     if (what.rfind(prefix, 0) == 0) {
       std::string flag = "--" + std::string(field);
@@ -299,6 +318,10 @@ ResolvedWorkload resolve(const WorkloadFlags& f) {
     r.trace = std::make_unique<Trace>(read_trace_warning(f.trace_path, f.skip_invalid, &r.model, {f.workload.layer}));
     f.check_experts(*r.trace);
     check_trace_matches_model(*r.trace, r.model);
+    // A load-only trace's tables are history and evaluation alike: the share changed nothing.
+    require(!f.history_fraction_given || r.trace->has_tokens(), "--history-fraction",
+            "only acts with a trace of per-token selections (it splits its requests); " + f.trace_path +
+                " holds per-expert loads only; leave it out");
   }
   if (!f.history_path.empty()) {
     require(!f.trace_path.empty(), "--history", "needs --trace (the evaluation trace) beside it");

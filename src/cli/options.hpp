@@ -32,6 +32,7 @@ struct WorkloadFlags {
   int strategies = 1;                    // set by the command: strategies run on the workload (cost estimate)
   int64_t runs_per_strategy = 1;         // set by zepp run: --repeat (the estimate's time, not its memory)
   bool zepp_placement = true;            // set by the command: a strategy packs with Zepp's rule (cost estimate)
+  bool history_fraction_given = false;   // --history-fraction on the command line (refused beside a load-only trace)
 
   // Registers the flags on `cmd`.
   void add_to(CLI::App* cmd);
@@ -81,6 +82,10 @@ void require_in_range(double value, const std::string& flag, double lo, double h
 // `mode_on`, saying it needs `mode` ("--drift-period: only acts with --iterations N (>= 1) and
 // --drift rotating; leave it out or add them").
 void require_mode(const CLI::App& cmd, const std::vector<std::string>& flags, bool mode_on, const std::string& mode);
+// The workload flags of `w` that only shape another workload than the one asked for (--zipf
+// beside --trace, --layer or --skip-invalid without a trace, --history-fraction beside
+// --history), refused as require_mode does; zepp simulate and zepp run alike.
+void check_workload_modes(const CLI::App& cmd, const WorkloadFlags& w);
 // The strategies of a comma-separated --strategies value, in order, each trimmed of spaces
 // ("a2av, zepp" is a2av and zepp). Throws ArgumentError naming `flag` for an empty list, an empty
 // entry ("a2av,,zepp", a trailing comma), a name given twice (its row would repeat the same
@@ -98,6 +103,9 @@ void require_distinct(const std::vector<double>& values, const std::string& flag
 // Strategies built on Zepp's plan, which Zepp's ablation flags change (zepp+hot adds replicas to
 // it, zepp+swaps swaps, zepp-overlap keeps contiguous experts): every name starting with "zepp".
 bool takes_zepp_ablations(const std::string& name);
+// False for the strategies that place each expert once at its contiguous home (a2av, fast, comet,
+// sglang, zepp-overlap and their variants), on which --extra-slots (R) changes nothing.
+bool takes_extra_slots(const std::string& name);
 // The name a result row carries: a Zepp strategy with its ablations, named as the Figure 9 sweep
 // names them ("zepp/no-split/no-merge"; zepp-overlap routes home, so --no-locality leaves it
 // unchanged), so a row says what ran; any other strategy as it is.

@@ -21,10 +21,12 @@
 #include "cli/run_layers.hpp"
 #include "cli/timelines.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "exec/phases.hpp"
 #include "exec/sim_measured.hpp"
 #include "formats/json_text.hpp"
 #include "mpi/session.hpp"
+#include "pipeline/cost.hpp"
 #include "pipeline/swap_line.hpp"
 #include "workload/size.hpp"
 
@@ -37,13 +39,15 @@ struct RunFlags {
   std::string format = "table";
   mpi::SessionOptions opt;
   double tolerance = 1e-4;
-  bool nodes_given = false, swap_horizon_given = false, layer_given = false, link_sharing_given = false;
+  bool nodes_given = false, swap_horizon_given = false, layer_given = false, link_sharing_given = false,
+       nic_slack_given = false, extra_slots_given = false;
   std::string layers;  // "": one layer; "all" or a list: a stack of layers (run_layers.hpp)
   std::vector<int> failed_nodes;  // elastic EP: the ranks are the surviving GPUs of a larger cluster
   nlohmann::json degraded;        // set by prepare() when nodes are lost: the report printed with the results
   std::string timeline;  // FILE: FILE-<strategy>.json (Chrome trace) and .svg per strategy
   std::string predict;   // calibrated topology file: simulate each executed plan on it
   std::optional<CalibratedCluster> calibrated;  // set by prepare() from `predict`
+  LayerStack stack;  // set by prepare() with --layers
 };
 
 std::string fmt_ms(double s) {
@@ -172,6 +176,12 @@ void check_flags(const RunFlags& f) {
           "must be in [1, 1000000] iterations, got " + std::to_string(f.opt.strategy.swap_horizon));
   require(!f.swap_horizon_given || std::find(names.begin(), names.end(), "zepp+swaps") != names.end(), "--swap-horizon",
           "only acts with zepp+swaps in --strategy; leave it out or add that");
+  require(!f.extra_slots_given || std::any_of(names.begin(), names.end(), takes_extra_slots), "--extra-slots",
+          "only acts with a strategy that replicates experts in --strategy (R extra slots per GPU; a2av, fast, comet, "
+          "sglang and zepp-overlap keep one replica per expert); leave it out or add that");
+  require(!f.nic_slack_given || std::any_of(names.begin(), names.end(), takes_zepp_ablations), "--nic-slack",
+          "only acts with a Zepp strategy in --strategy (zepp, zepp+swaps, zepp-overlap: equation (2)'s NIC split); "
+          "leave it out or add that");
   require(std::isfinite(f.tolerance), "--tolerance", "expected a finite positive number");
   // Accepted and ignored before (zepp simulate refuses the first as well).
   require(!f.layer_given || f.layers.empty(), "--layer",
@@ -186,7 +196,8 @@ void check_flags(const RunFlags& f) {
     require(type == std::filesystem::file_type::regular, "--predict",
             "'" + f.predict + "' " +
                 (type == std::filesystem::file_type::directory   ? "is a directory"
-                 : type == std::filesystem::file_type::not_found ? "does not exist"
+                 : type == std::filesystem::file_type::not_found
+                     ? (std::filesystem::is_symlink(f.predict, ec) ? "is " + absent_kind(f.predict, "") : "does not exist")
                                                                  : "is not a regular file") +
                 "; expected a calibrated topology file (written by zepp calibrate)");
   }
@@ -250,13 +261,21 @@ ResolvedWorkload prepare(RunFlags& f, int size) {
   if (f.w.nic_gbps) f.opt.exec.nic_bytes_per_s = *f.w.nic_gbps * 1e9;
   f.opt.strategy.optimal = false;
   f.opt.exec.timeline = !f.timeline.empty();
+  // Each strategy's placement fits the ranks' cluster, as zepp simulate checks it: eplb on one
+  // rank (more slots than experts) was refused only once every rank ran it, by MPI_Abort.
+  for (const auto& n : names)
+    check_strategy_fits(n, f.w.model_shape(), f.w.cluster(), f.opt.strategy,
+                        "the ranks (mpirun -np), --gpus-per-node, --experts or --extra-slots");
   require(f.layers.empty() || (f.timeline.empty() && f.predict.empty()), "--timeline/--predict", "apply to one layer, not with --layers");
   if (!f.timeline.empty()) {  // before any work: a device or folder is refused
     std::vector<std::string> labels;
     for (const auto& n : strategy_list(f.strategies, "--strategy")) labels.insert(labels.end(), {n, n + "-predicted"});
     check_timeline_outputs(f.timeline, labels);
   }
-  if (!f.layers.empty()) return {};  // a stack of layers: run_layers resolves each (run_ranks)
+  if (!f.layers.empty()) {  // a stack of layers: each layer's workload, run by run_layers (run_ranks)
+    f.stack = prepare_layers(f.w, f.layers);
+    return {};
+  }
   ResolvedWorkload r = resolve(f.w);
   // The calibrated cluster is read here, on every rank alike, so a file that does not fit the run
   // is refused as the other inputs are: one message, exit 2, no MPI_Abort banner.
@@ -270,7 +289,7 @@ int run_ranks(const RunFlags& f, const ResolvedWorkload& r) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const auto names = strategy_list(f.strategies, "--strategy");
-  if (!f.layers.empty()) return run_layers(f.w, f.layers, names, f.format, f.opt, f.tolerance);
+  if (!f.layers.empty()) return run_layers(f.w, f.stack, names, f.format, f.opt, f.tolerance);
   const int gpn = r.topo.gpus_per_node;
   const std::optional<CalibratedCluster>& calibrated = f.calibrated;
 
@@ -392,13 +411,16 @@ void add_run(CLI::App& app) {
     f->swap_horizon_given = cmd->count("--swap-horizon") > 0;
     f->layer_given = cmd->count("--layer") > 0;
     f->link_sharing_given = cmd->count("--link-sharing") > 0;
+    f->nic_slack_given = cmd->count("--nic-slack") > 0;
+    f->extra_slots_given = cmd->count("--extra-slots") > 0;
     // Flag errors too go through the one-reporter path (prepare): a rank that exits on its own
     // before MPI_Init can make mpirun kill rank 0 before it has printed the message.
     auto r = std::make_shared<ResolvedWorkload>();
     run_under_mpi(
         "run",
-        [f, r] {
+        [f, r, cmd] {
           check_flags(*f);
+          check_workload_modes(*cmd, f->w);
           int me = 0, size = 0;
           MPI_Comm_rank(MPI_COMM_WORLD, &me);
           MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -55,27 +55,35 @@ std::string table(const nlohmann::json& doc) {
 
 }  // namespace
 
-int run_layers(const WorkloadFlags& w, const std::string& layers, const std::vector<std::string>& strategies,
-               const std::string& format, const mpi::SessionOptions& opt, double tolerance) {
-  int me = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+LayerStack prepare_layers(const WorkloadFlags& w, const std::string& layers) {
   require(!w.trace_path.empty(), "--trace", "--layers runs the MoE layers of a trace; name one");
-  const ModelShape model = w.model_shape();
-  const Topology topo = w.cluster();
+  LayerStack s;
+  s.model = w.model_shape();
+  s.topo = w.cluster();
   require(w.history_path.empty(), "--history",
           "is not used with --layers (each layer's history is the first requests of --trace)");
   const Trace trace = read_trace_warning(w.trace_path, w.skip_invalid, nullptr, parse_layers(layers));
   w.check_experts(trace);
-  check_trace_matches_model(trace, model);
-  const std::vector<int> ids = model::selected_layers(trace, parse_layers(layers));  // as zepp simulate --layers
+  check_trace_matches_model(trace, s.model);
+  s.ids = model::selected_layers(trace, parse_layers(layers));  // as zepp simulate --layers
   require(trace.has_tokens(), "--trace", "--layers under MPI needs per-token selections (not a load-only trace)");
-  std::vector<Workload> workloads;
-  for (int l : ids) {
+  for (int l : s.ids) {
     WorkloadOptions o = w.workload;
     o.layer = l;
-    workloads.push_back(build_workload(&trace, model, topo, o));
+    s.workloads.push_back(build_workload(&trace, s.model, s.topo, o));
   }
+  return s;
+}
+
+int run_layers(const WorkloadFlags& w, const LayerStack& stack, const std::vector<std::string>& strategies,
+               const std::string& format, const mpi::SessionOptions& opt, double tolerance) {
+  int me = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const ModelShape& model = stack.model;
+  const Topology& topo = stack.topo;
+  const std::vector<int>& ids = stack.ids;
+  const std::vector<Workload>& workloads = stack.workloads;
   nlohmann::json doc;
   doc["workload"] = fmt::format("{} MoE layers ({} .. {}) of {}; {} ranks = {} nodes x {} GPUs; {} tokens/GPU, hidden {}, ffn {}, "
                                 "fp32 rows; residual add + RMSNorm between layers",

@@ -19,6 +19,7 @@
 #include "pipeline/cost.hpp"
 #include "report/summary.hpp"
 #include "serving/serve.hpp"
+#include "trace/csv_rows.hpp"
 #include "workload/size.hpp"
 
 namespace zepp::cli {
@@ -27,14 +28,16 @@ namespace {
 constexpr double MB = 1e6;
 
 // swap_rule: the system is zepp+swaps; for every other system the swap rule's fields are null
-// (a horizon of 0 and "not triggered" described a rule that never ran).
-nlohmann::json iteration_json(const IterationReport& it, bool swap_rule) {
+// (a horizon of 0 and "not triggered" described a rule that never ran). simulated: false with
+// --executor none, whose latency and charged metadata / planning are null (they printed 0).
+nlohmann::json iteration_json(const IterationReport& it, bool swap_rule, bool simulated) {
   const auto rule = [swap_rule](nlohmann::json v) { return swap_rule ? v : nlohmann::json(); };
+  const auto sim = [simulated](double v) { return simulated ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j = {{"iteration", it.iteration},
           {"dataset", it.dataset},
-          {"latency_ms", it.latency_s * 1e3},
-          {"metadata_us", it.metadata_s * 1e6},
-          {"rank_planning_us", it.rank_planning_s * 1e6},
+          {"latency_ms", sim(it.latency_s * 1e3)},
+          {"metadata_us", sim(it.metadata_s * 1e6)},
+          {"rank_planning_us", sim(it.rank_planning_s * 1e6)},
           {"rank_planning_wall_us", it.rank_planning_wall_s * 1e6},
           {"imbalance", it.imbalance},
           {"home_imbalance", it.home_imbalance},
@@ -76,6 +79,11 @@ std::string swap_summary(const std::string& name, const nlohmann::json& iteratio
 
 // The swap rule's CSV columns of one iteration (swap_triggered .. swap_horizon), empty for a
 // system without the rule.
+// A simulated figure with `decimals` decimals, or `none` where --executor none left it null.
+std::string fixed_or(const nlohmann::json& v, int decimals, const char* none) {
+  return v.is_null() ? std::string(none) : fmt::format("{:.{}f}", v.get<double>(), decimals);
+}
+
 std::string swap_csv(const nlohmann::json& it) {
   if (it["swap_horizon"].is_null()) return ",,,,,,,,";
   return fmt::format("{},{},{},{}", it["swap_triggered"].get<bool>() ? 1 : 0, it["swaps_refused"].get<int>(),
@@ -169,10 +177,10 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
                                                 done == s.iterations);
                                 });
     nlohmann::json its = nlohmann::json::array();
-    for (const auto& it : r.iterations) its.push_back(iteration_json(it, system == "zepp+swaps"));
+    for (const auto& it : r.iterations) its.push_back(iteration_json(it, system == "zepp+swaps", executor == "sim"));
     out.push_back({{"system", run.label},
                    {"strategy", system},
-                   {"total_latency_ms", r.total_latency_s() * 1e3},
+                   {"total_latency_ms", executor == "sim" ? nlohmann::json(r.total_latency_s() * 1e3) : nlohmann::json()},
                    {"mean_imbalance", r.mean_imbalance()},
                    {"excess_removed", r.excess_removed()},
                    {"weight_mb_per_iteration", r.total_weight_bytes() / MB / s.iterations},
@@ -191,17 +199,17 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
            "best_refused_after_dispatch_us,best_refused_combine_us,swap_horizon\n";
     for (const auto& sys : out)
       for (const auto& it : sys["iterations"])
-        text += fmt::format("{},{},{},{:.6f},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f},{:.3f},{:.3f},"
+        text += fmt::format("{},{},{},{},{:.4f},{:.4f},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{},{:.3f},"
                             "{}\n",
-                            sys["system"].get<std::string>(), it["iteration"].get<int>(),
-                            it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
+                            csv_field(sys["system"].get<std::string>()), it["iteration"].get<int>(),
+                            csv_field(it["dataset"].get<std::string>()), fixed_or(it["latency_ms"], 6, ""),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
                             it["weight_moves"].get<int>(), it["token_nic_mb"].get<double>(),
                             it["token_nvlink_mb"].get<double>(), it["weight_nic_mb"].get<double>(),
                             it["weight_nvlink_mb"].get<double>(), it["planning_ms"].get<double>(),
                             it["routing_ms"].get<double>(), it["plan_build_ms"].get<double>(),
                             it["planning_share"].is_null() ? "" : fmt::format("{:.6g}", it["planning_share"].get<double>()),
-                            it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>(),
+                            fixed_or(it["metadata_us"], 3, ""), fixed_or(it["rank_planning_us"], 3, ""),
                             it["rank_planning_wall_us"].get<double>(), swap_csv(it));
   } else {
     text = description + ", executor " + executor + "\n";
@@ -214,12 +222,12 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
       double planning_ms = 0, charged_us = 0, rank_wall_us = 0;
       for (const auto& it : sys["iterations"]) {
         planning_ms += it["planning_ms"].get<double>();
-        charged_us += it["metadata_us"].get<double>() + it["rank_planning_us"].get<double>();
+        if (!it["latency_ms"].is_null()) charged_us += it["metadata_us"].get<double>() + it["rank_planning_us"].get<double>();
         rank_wall_us = std::max(rank_wall_us, it["rank_planning_wall_us"].get<double>());
-        text += fmt::format("{:<{}} {:>4} {:<18} {:>10.4f} {:>7.1f} {:>7.1f} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f} {:>7}\n",
+        text += fmt::format("{:<{}} {:>4} {:<18} {:>10} {:>7} {:>7} {:>6.3f} {:>6.3f} {:>5} {:>9.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.3f} {:>7}\n",
                             sys["system"].get<std::string>(), width, it["iteration"].get<int>(),
-                            it["dataset"].get<std::string>(), it["latency_ms"].get<double>(),
-                            it["metadata_us"].get<double>(), it["rank_planning_us"].get<double>(),
+                            it["dataset"].get<std::string>(), fixed_or(it["latency_ms"], 4, "-"),
+                            fixed_or(it["metadata_us"], 1, "-"), fixed_or(it["rank_planning_us"], 1, "-"),
                             it["imbalance"].get<double>(), it["home_imbalance"].get<double>(), it["swaps"].get<int>(),
                             it["token_nic_mb"].get<double>(), it["token_nvlink_mb"].get<double>(),
                             it["weight_nic_mb"].get<double>(), it["weight_nvlink_mb"].get<double>(),
@@ -228,7 +236,7 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
       }
       if (sys["strategy"].get<std::string>() == "zepp+swaps")
         text += swap_summary(sys["system"].get<std::string>(), sys["iterations"], opt.swap_horizon);
-      const double latency_ms = sys["total_latency_ms"].get<double>();
+      const double latency_ms = sys["total_latency_ms"].is_null() ? 0 : sys["total_latency_ms"].get<double>();
       if (latency_ms > 0)
         text += fmt::format("{:<13} metadata exchange + per-rank planning charged in the simulated latency: {:.1f} us per "
                             "iteration, {:.2f}% of it\n",
@@ -248,8 +256,10 @@ void run_serve(const WorkloadFlags& w, const std::vector<std::string>& systems, 
       const std::string removed = excess.is_number() && std::isfinite(excess.get<double>())
                                       ? fmt::format("{:.1f}%", 100 * excess.get<double>())
                                       : std::string("- (no home reference: GPUs do not divide the experts)");
-      text += fmt::format("{:<13} total latency {:.4f} ms, mean R {:.3f}, excess load removed {}, weights {:.1f} MB/iteration{}\n",
-                          sys["system"].get<std::string>(), sys["total_latency_ms"].get<double>(),
+      text += fmt::format("{:<13} total latency {}, mean R {:.3f}, excess load removed {}, weights {:.1f} MB/iteration{}\n",
+                          sys["system"].get<std::string>(),
+                          sys["total_latency_ms"].is_null() ? "- (--executor none simulates no latency)"
+                                                            : fmt::format("{:.4f} ms", sys["total_latency_ms"].get<double>()),
                           sys["mean_imbalance"].get<double>(), removed,
                           sys["weight_mb_per_iteration"].get<double>(),
                           sys["wrapped"].get<int64_t>() > 0 ? " (evaluation tokens reused: stream wrapped)" : "");

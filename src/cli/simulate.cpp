@@ -84,12 +84,26 @@ void check_modes(const CLI::App& cmd, const SimulateFlags& f) {
                "a strategy on Zepp's §4.1 placement in --strategies (zepp, zepp+swaps)");
   require_mode(cmd, {"--swap-horizon"}, named([](const std::string& n) { return n == "zepp+swaps"; }),
                "zepp+swaps in --strategies");
-  // Workload flags that only shape another workload (a user's --zipf beside --trace changed nothing).
-  require_mode(cmd, {"--zipf"}, f.w.trace_path.empty(), "the synthetic workload (no --trace)");
-  require_mode(cmd, {"--history-fraction"}, !f.w.trace_path.empty() && f.w.history_path.empty(),
-               "--trace and no --history (it splits the trace's requests into history and evaluation)");
+  require_mode(cmd, {"--extra-slots"}, named([](const std::string& n) { return takes_extra_slots(n); }),
+               "a strategy that replicates experts in --strategies (R extra slots per GPU; a2av, fast, comet, sglang "
+               "and zepp-overlap keep one replica per expert)");
+  // C_NIC bounds Zepp's NIC split (equation 2) only: --strategies a2av,eplb --nic-slack 5 ran unchanged.
+  require_mode(cmd, {"--nic-slack"}, named([](const std::string& n) { return takes_zepp_ablations(n); }),
+               "a Zepp strategy in --strategies (zepp, zepp+swaps, zepp+hot, zepp-overlap: equation (2)'s NIC split)");
+  // EPLB's expert groups shape only EPLB's placement: --strategies a2av,zepp --eplb-groups 7 ran
+  // unchanged (and 7 groups, which 384 experts do not divide, went unnoticed).
+  require_mode(cmd, {"--eplb-groups"},
+               named([](const std::string& n) {
+                 return n == "eplb" || n == "comet+eplb" || n.find("/eplb-placement") != std::string::npos;
+               }),
+               "a strategy on EPLB's placement in --strategies (eplb, comet+eplb, zepp/eplb-placement)");
+  check_workload_modes(cmd, f.w);  // workload flags that only shape another workload
   require_mode(cmd, {"--layer"}, !f.model.active(), "one layer (--layers picks the layers itself)");
   require_mode(cmd, {"--link-sharing"}, f.executor == "sim", "--executor sim (the estimate has no links to share)");
+  // Decode's --batch is the tokens per GPU, which --size-mb sets otherwise: --size-mb 5 beside it
+  // changed nothing.
+  require(cmd.count("--size-mb") == 0 || !f.model.batch, "--size-mb",
+          "and --batch both set the tokens per GPU (decode: one per sequence); give one");
   // One layer's diagnostics: --iterations and --layers drew no timeline and solved no optimum
   // while accepting both silently.
   for (const char* flag : {"--timeline", "--optimum"})
@@ -127,6 +141,16 @@ void run(const SimulateFlags& f) {
           "describe a whole model's step; add --layers all (or a list)");
   require(f.failed_nodes.empty() || (f.serve.iterations == 0 && !f.model.active()), "--failed-nodes",
           "runs one layer; leave out --iterations and --layers");
+  // A calibrated file's measured expert times are used by one layer on the simulator only; the
+  // other modes timed experts by the roofline with the file's other figures, silently.
+  const std::string roofline_mode = f.model.active()           ? "--layers"
+                                    : f.serve.iterations > 0   ? (f.executor == "sim" ? "--iterations" : "")
+                                    : f.executor == "estimate" ? "--executor estimate"
+                                                               : "";
+  if (std::error_code ec; !roofline_mode.empty() && std::filesystem::is_regular_file(f.w.topology, ec))
+    require(read_measured_compute(f.w.topology).empty(), "--topology",
+            f.w.topology + " holds a compute model measured by zepp calibrate, which only one layer on --executor sim "
+                           "uses; " + roofline_mode + " would time the experts by the roofline instead, ignoring it");
   if (f.model.active()) return run_model(f.w, names, f.executor, f.format, opt, f.serve, f.model);  // model.cpp
   if (f.serve.iterations > 0) return run_serve(f.w, names, f.executor, f.format, opt, f.serve);  // serve.cpp
   ExecutorKind ex;

@@ -27,6 +27,12 @@ std::string not_regular_kind(const std::string& path) {
   return "not a regular file";
 }
 
+std::string absent_kind(const std::string& path, const std::string& otherwise) {
+  std::error_code ec;
+  if (!fs::is_symlink(path, ec)) return otherwise;
+  return "a broken symbolic link (to " + fs::read_symlink(path, ec).string() + ")";
+}
+
 void check_file_name(const std::string& path, const std::string& flag) {
   require(!path.empty(), flag, "expected a file name");
   const std::string last = fs::path(path).filename().string();

@@ -13,6 +13,11 @@ namespace zepp {
 // `path` is a regular file (after following symbolic links) or does not exist.
 std::string not_regular_kind(const std::string& path);
 
+// For a path that does not exist when followed: "a broken symbolic link (to TARGET)" when it is a
+// link (to nothing, or in a loop of links), else `otherwise` ("nothing at that path" said of a
+// link the user can see with ls was no help).
+std::string absent_kind(const std::string& path, const std::string& otherwise);
+
 // Refuses (ArgumentError "<flag>: <path> is a character device; expected a regular file ...")
 // a path that exists and is not a regular file, a path that names a folder by its form (ending
 // in '/', or in "." or ".."), and a path whose folder exists but is not a folder. Missing

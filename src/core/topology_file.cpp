@@ -330,7 +330,7 @@ Topology cluster_topology(const std::string& preset_or_file, int nodes, const st
     throw ArgumentError(arg + ": '" + preset_or_file + "' is neither a preset (" + names +
                         ") nor a topology file (docs/topology.md): " +
                         (std::filesystem::exists(preset_or_file, ec) ? not_regular_kind(preset_or_file) + ", not a regular file"
-                                                                     : std::string("no file at that path")));
+                                                                     : absent_kind(preset_or_file, "no file at that path")));
   return read_topology_file(preset_or_file, nodes);
 }
 

@@ -146,7 +146,7 @@ void check_strategy_fits(const std::string& name, const ModelShape& model, const
     if (name == "a2av" || name == "fast" || name == "comet" || name == "moonep" || name == "halo-q" ||
         name == "iser-moe" || name == "zepp-overlap")
       place_contiguous(model.num_experts, topo);
-    else if (name == "eplb" || name == "comet+eplb")
+    else if (name == "eplb" || name == "comet+eplb" || (name == "zepp" && !opt.zepp_placement_rule))
       place_eplb(uniform, topo, base_slots_per_gpu(model, topo) + opt.extra_slots,
                  eplb_groups_for(model, topo, opt.eplb_groups));
     else if (name == "zepp" || name == "zepp+swaps" || name == "epic" || name.rfind("zepp+hot", 0) == 0)

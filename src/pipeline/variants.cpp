@@ -9,6 +9,9 @@ namespace {
 bool zepp_family(const std::string& base) { return base.rfind("zepp", 0) == 0; }
 bool zepp_locality(const std::string& base) { return zepp_family(base) && base != "zepp-overlap"; }  // no locality stage
 bool zepp_placed(const std::string& base) { return base == "zepp" || base == "zepp+swaps"; }
+// Only decide_zepp reads zepp_placement_rule: zepp+swaps/eplb-placement ran zepp+swaps unchanged
+// under the variant's name.
+bool zepp_only(const std::string& base) { return base == "zepp"; }
 bool epic(const std::string& base) { return base == "epic"; }
 
 struct Switch {
@@ -31,7 +34,7 @@ const std::vector<Switch>& switches() {
       {"no-dispatch-chunks", &StrategyOptions::dispatch_chunks, false, zepp_family},
       {"no-consolidate", &StrategyOptions::consolidate, false, zepp_locality},
       {"roofline-placement", &StrategyOptions::roofline_placement, true, zepp_placed},
-      {"eplb-placement", &StrategyOptions::zepp_placement_rule, false, zepp_placed},
+      {"eplb-placement", &StrategyOptions::zepp_placement_rule, false, zepp_only},
       {"zepp-placement", &StrategyOptions::epic_zepp_placement, true, epic},
   };
   return s;

@@ -17,7 +17,7 @@ namespace zepp {
 // no-merge": a registered strategy, then switches it has, each once, in any order), false for a
 // registered strategy or anything else. Switches: no-split, no-merge, no-overlap, no-waves,
 // round-order-always, no-local-first, no-dispatch-chunks (strategies named zepp*), no-consolidate and
-// no-locality (zepp* but zepp-overlap), roofline-placement and eplb-placement (zepp, zepp+swaps), zepp-placement (epic).
+// no-locality (zepp* but zepp-overlap), roofline-placement (zepp, zepp+swaps), eplb-placement (zepp), zepp-placement (epic).
 bool is_variant(const std::string& strategy);
 
 // The registered strategy `name` runs: a variant's base, with its switches set in `so`; any

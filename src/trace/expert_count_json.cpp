@@ -3,8 +3,10 @@
 // Other top-level members are ignored; experts missing from a layer count 0. A load-only source
 // like the load CSV: one LoadTable named by the file (its relative path without extension),
 // one row of counts per layer.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -49,9 +51,13 @@ void read_expert_count_json(const std::string& file, const padded_string& text, 
     std::optional<int64_t> experts;
     int rows = 0;
     bool usage_seen = false;
+    std::vector<std::string> members;  // a second "expert_usage_by_layer" was read on top of the first
     for (ondemand::field top : root) {
       const SourcePos where = at(top.key().raw() - 1);  // raw key first: unescaped_key() consumes it
       const std::string_view key = top.unescaped_key();
+      if (std::find(members.begin(), members.end(), key) != members.end())
+        fail(where, "expected each member once, got \"" + std::string(key) + "\" twice");
+      members.emplace_back(key);
       ondemand::value v = top.value();
       if (key == "num_experts") {
         expecting = "\"num_experts\"";

@@ -104,12 +104,20 @@ std::vector<TraceFile> list_files(const std::string& path) {
   if (fs::is_regular_file(root, ec)) return {{path, root.filename().string()}};
   if (!fs::is_directory(root, ec))
     throw InputError(path + ": expected a trace file or a folder of trace files, got " +
-                     (fs::exists(root, ec) ? not_regular_kind(path) : "nothing at that path"));
+                     (fs::exists(root, ec) ? not_regular_kind(path) : absent_kind(path, "nothing at that path")));
   std::vector<TraceFile> files;
   std::vector<std::pair<uint64_t, uint64_t>> above;
   std::map<std::pair<uint64_t, uint64_t>, fs::path> seen;
   walk(root, root, above, seen, files);
-  if (files.empty()) throw InputError(path + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found none");
+  if (files.empty()) {
+    // The folder's hidden entries are skipped by design; say so when that is why nothing was found.
+    std::string hidden;
+    for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+      if (const std::string name = it->path().filename().string(); name.starts_with(".") && hidden.size() < 200)
+        hidden += (hidden.empty() ? "" : ", ") + name;
+    throw InputError(path + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found none" +
+                     (hidden.empty() ? "" : " (names starting with '.' are skipped: " + hidden + ")"));
+  }
   std::sort(files.begin(), files.end(), [](const TraceFile& a, const TraceFile& b) { return natural_less(a.rel, b.rel); });
   return files;
 }

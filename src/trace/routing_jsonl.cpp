@@ -65,7 +65,10 @@ Record parse_record(ondemand::object obj, const SourcePos& at) {
     const Field f = field_of(key);
     ondemand::value v = field.value();
     if (f == kOther) {
-      if (key == "top_k") r.meta_top_k = json_int(v, at, "\"top_k\"");
+      if (key == "top_k") {  // the last of two was kept: {"top_k": 2, "top_k": 3} read as top-3
+        if (r.meta_top_k) fail(at, "expected each field once per record, got \"top_k\" twice");
+        r.meta_top_k = json_int(v, at, "\"top_k\"");
+      }
       continue;
     }
     if (!seen[f].empty())

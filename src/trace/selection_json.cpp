@@ -21,9 +21,29 @@ void read_selection_json(const std::string& file, const padded_string& text, con
   // over-long file at byte 0, so say where the document really ends.
   const std::string_view all(text.data(), text.size());
   const size_t last = all.find_last_not_of(" \t\r\n");
-  if (last != std::string_view::npos && all[last] != ']')
+  if (last != std::string_view::npos && all[last] != ']') {
+    // Text after a complete list ("[...] x") is no truncation: find where the root list closes
+    // (brackets outside strings) and name the first byte after it.
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (size_t i = 0; i < last; ++i) {
+      const char c = all[i];
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '[' || c == '{') {
+        ++depth;
+      } else if ((c == ']' || c == '}') && --depth == 0) {
+        fail(at(base + all.find_first_not_of(" \t\r\n", i + 1)),
+             "expected the end of the document after the list of steps, got more text");
+      }
+    }
     fail(at(base + last), "expected ']' closing the list of steps at the end of the file, got " +
                               shown(all.substr(last, 1)) + " (truncated file?)");
+  }
   ondemand::document doc;
   if (auto error = parser.iterate(text).get(doc)) {
     const int64_t offset = locate_index_error(all, error);

@@ -3,8 +3,10 @@
 // recorder dump holds once converted, python/zepp/_formats.py). Other members are ignored. A
 // load-only source like the expert-count JSON: one LoadTable named by the file, one row per layer
 // (the row index is the layer id, as in SGLang's placement files), steps summed.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "core/input_bounds.hpp"
@@ -24,6 +26,14 @@ void read_sglang_stats_json(const std::string& file, const padded_string& text, 
   if (auto error = parser.parse(text).get(doc))
     fail(at, std::string("expected a JSON document (simdjson: ") + error_message(error) + ")");
   dom::element counts;
+  if (dom::object members; doc.get(members) == SUCCESS) {  // a lookup finds the first of a repeated key
+    std::vector<std::string_view> seen;
+    for (dom::key_value_pair m : members) {
+      if (std::find(seen.begin(), seen.end(), m.key) != seen.end())
+        fail(at, "expected each member once, got \"" + std::string(m.key) + "\" twice");
+      seen.push_back(m.key);
+    }
+  }
   if (doc.type() != dom::element_type::OBJECT || doc["logical_count"].get(counts) != SUCCESS)
     fail(at, "expected a JSON object with \"logical_count\" (SGLang expert-distribution statistics)");
   auto list = [&](dom::element e, const std::string& what) {

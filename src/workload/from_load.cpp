@@ -45,8 +45,11 @@ Workload from_load(const Trace& trace, const Target& target, const WorkloadOptio
     for (int e = 0; e < target.num_experts; ++e) load[e] += row->second[e] / double(tables.size());
   }
   const DistinctSampler sampler(load);
-  require(sampler.positive() >= target.top_k, "dataset",
-          "layer " + std::to_string(layer) + " of '" + opt.dataset + "' in " + trace.path + " has " +
+  // Blamed on --dataset only when one was given ("--dataset: layer 0 of '' in ..." named a flag
+  // the user had not used).
+  require(sampler.positive() >= target.top_k, opt.dataset.empty() ? "trace" : "dataset",
+          "layer " + std::to_string(layer) + (opt.dataset.empty() ? "" : " of '" + opt.dataset + "'") + " in " +
+              trace.path + " has " +
               std::to_string(sampler.positive()) + " experts with positive load, fewer than top-k " +
               std::to_string(target.top_k));
 

@@ -107,6 +107,85 @@ TEST(Hardening, NegativeSeedsAndCountsNameTheirFlag) {
   expect_refused("run --extra-slots -1", {"--extra-slots: expected a number in [0, 65536], got -1"});
 }
 
+// The synthetic workload has no layers: --layer 5 only relabelled its output "layer 5", and
+// --skip-invalid without a trace did nothing; zepp run also took --zipf beside --trace and
+// --history-fraction beside --history (or without a trace), which zepp simulate refuses.
+TEST(Hardening, WorkloadFlagsOfAnotherWorkloadAreRefusedBySimulateAndRun) {
+  const std::string trace = write_file("modes.jsonl", "");  // never read: refused before
+  const std::string no_trace =
+      "only acts with --trace (the synthetic workload has no layers and reads no files); leave it out or add that";
+  for (const std::string cmd : {"simulate --executor estimate ", "run "}) {
+    SCOPED_TRACE(cmd);
+    expect_refused(cmd + "--layer 5", {"zepp: invalid argument: --layer: " + no_trace});
+    expect_refused(cmd + "--skip-invalid", {"zepp: invalid argument: --skip-invalid: " + no_trace});
+    expect_refused(cmd + "--trace " + trace + " --model mixtral-8x7b --zipf 2",
+                   {"zepp: invalid argument: --zipf: only acts with the synthetic workload (no --trace); leave it out or "
+                    "add that"});
+    expect_refused(cmd + "--history-fraction 0.3",
+                   {"zepp: invalid argument: --history-fraction: only acts with --trace and no --history"});
+    expect_refused(cmd + "--trace " + trace + " --history " + trace + " --model mixtral-8x7b --history-fraction 0.3",
+                   {"zepp: invalid argument: --history-fraction: only acts with --trace and no --history"});
+  }
+  // A load-only trace has no requests to split: --history-fraction 0.9 gave the default's figures.
+  const std::string counts =
+      write_file("counts.json", R"({"num_experts": 8, "expert_usage_by_layer": {"0": {"0": 5, "1": 3, "2": 1}}})");
+  const std::string load = "simulate --executor estimate --nodes 2 --gpus-per-node 2 --strategies a2av "
+                           "--model mixtral-8x7b --trace " + counts;
+  expect_refused(load + " --history-fraction 0.9",
+                 {"zepp: invalid argument: --history-fraction: only acts with a trace of per-token selections (it "
+                  "splits its requests); " + counts + " holds per-expert loads only; leave it out"});
+  EXPECT_EQ(run_zepp(load).status, 0);
+}
+
+// --eplb-groups shapes EPLB's placement only: beside a2av and zepp it was ignored, even a group
+// count the experts do not divide.
+TEST(Hardening, EplbGroupsWithoutAnEplbPlacementIsRefused) {
+  expect_refused("simulate --executor estimate --nodes 2 --strategies a2av,zepp --eplb-groups 7",
+                 {"zepp: invalid argument: --eplb-groups: only acts with a strategy on EPLB's placement in --strategies "
+                  "(eplb, comet+eplb, zepp/eplb-placement); leave it out or add that"});
+  for (const std::string s : {"eplb", "comet+eplb", "zepp/eplb-placement"}) {
+    const ProgramResult r =
+        run_zepp("simulate --executor estimate --nodes 2 --size-mb 0.1 --format csv --eplb-groups 2 --strategies " + s);
+    EXPECT_EQ(r.status, 0) << s << "\n" << r.err;
+    // 256 groups do not divide kimi-k2's 384 experts: refused before work, naming the flag
+    // (zepp/eplb-placement's was "num_groups: ..." alone, after reading the workload).
+    expect_refused("simulate --executor estimate --nodes 2 --size-mb 0.1 --eplb-groups 256 --strategies " + s,
+                   {"zepp: invalid argument: strategies: " + s.substr(0, s.find('/')) +
+                    " cannot place 384 experts on 2 x 4 GPUs (change --nodes, --gpus-per-node, --experts, --extra-slots "
+                    "or --eplb-groups): num_groups: 256 does not divide the 384 experts"});
+  }
+}
+
+// C_NIC (--nic-slack) bounds Zepp's NIC split only: beside a2av and eplb it changed nothing.
+TEST(Hardening, NicSlackWithoutAZeppStrategyIsRefused) {
+  expect_refused("simulate --executor estimate --nodes 2 --strategies a2av,eplb --nic-slack 5",
+                 {"zepp: invalid argument: --nic-slack: only acts with a Zepp strategy in --strategies (zepp, zepp+swaps, "
+                  "zepp+hot, zepp-overlap: equation (2)'s NIC split); leave it out or add that"});
+  expect_refused("run --strategy a2av,eplb --nic-slack 5",
+                 {"zepp: invalid argument: --nic-slack: only acts with a Zepp strategy in --strategy (zepp, zepp+swaps, "
+                  "zepp-overlap: equation (2)'s NIC split); leave it out or add that"});
+  const ProgramResult r = run_zepp("simulate --executor estimate --nodes 2 --size-mb 0.1 --strategies a2av,zepp/no-merge "
+                                   "--nic-slack 5");
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// R extra slots per GPU only act where experts are replicated: --strategies a2av --extra-slots 6
+// ran plain EP unchanged.
+TEST(Hardening, ExtraSlotsWithoutAReplicatingStrategyIsRefused) {
+  const std::string why = "only acts with a strategy that replicates experts in --strateg";
+  const std::string which = " (R extra slots per GPU; a2av, fast, comet, sglang and zepp-overlap keep one replica per "
+                            "expert); leave it out or add that";
+  expect_refused("simulate --executor estimate --nodes 2 --strategies a2av,fast,comet,sglang,zepp-overlap/no-merge "
+                 "--extra-slots 6",
+                 {"zepp: invalid argument: --extra-slots: " + why + "ies" + which});
+  expect_refused("run --strategy a2av,fast --extra-slots 6", {"zepp: invalid argument: --extra-slots: " + why + "y" + which});
+  for (const std::string s : {"eplb", "zepp/no-merge", "epic/zepp-placement", "halo-q"}) {
+    const ProgramResult r =
+        run_zepp("simulate --executor estimate --nodes 2 --size-mb 0.1 --strategies a2av," + s + " --extra-slots 1");
+    EXPECT_EQ(r.status, 0) << s << "\n" << r.err;
+  }
+}
+
 // Flags that act only in another mode were accepted and ignored.
 TEST(Hardening, FlagsWithoutEffectInTheChosenModeAreRefusedNamingTheMode) {
   expect_refused("simulate --drift-period -1", {"--drift-period: only acts with --iterations N"});
@@ -508,6 +587,11 @@ TEST(Hardening, RunPredictThatIsNoFileIsRefusedNamingTheFlag) {
   expect_refused("run --predict /nonexistent.yaml",
                  {"zepp: invalid argument: --predict: '/nonexistent.yaml' does not exist" + expected});
   expect_refused("run --predict /dev/null", {"zepp: invalid argument: --predict: '/dev/null' is not a regular file" + expected});
+  const std::string link = write_file("gone_link.yaml", "");  // a path to replace with a dangling link
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(link + ".gone", link);
+  expect_refused("run --predict " + link, {"zepp: invalid argument: --predict: '" + link +
+                                               "' is a broken symbolic link (to " + link + ".gone)" + expected});
 }
 
 // A trace is read into memory: files that cannot fit are refused by their sizes before any is read.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp::testing {
 namespace {
@@ -50,6 +51,34 @@ TEST(TraceWarnings, OnlyAboutTheLayersTheRunUses) {
   const auto listed = run_zepp(base + "--layers 1,3 --format json");
   ASSERT_EQ(listed.status, 0) << listed.err;
   EXPECT_EQ(listed.err.find("layer 45"), std::string::npos) << listed.err;
+}
+
+// A load table with fewer loaded experts than top-k was blamed on --dataset ("--dataset: layer 0
+// of '' in ...") when no --dataset had been given.
+TEST(LoadTables, TooFewLoadedExpertsNameTheTraceOrTheDatasetGiven) {
+  TempDir dir;
+  const std::string file = dir.write("counts.json", R"({"num_experts": 8, "expert_usage_by_layer": {"0": {"3": 5}}})");
+  const std::string args = "simulate --executor estimate --nodes 2 --gpus-per-node 2 --strategies a2av --model mixtral-8x7b "
+                           "--trace " + file;
+  const auto r = run_zepp(args);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: trace: layer 0 in " + file +
+                       " has 1 experts with positive load, fewer than top-k 2\n");
+  const auto d = run_zepp(args + " --dataset counts");
+  EXPECT_EQ(d.status, 2);
+  EXPECT_EQ(d.err, "zepp: invalid argument: --dataset: layer 0 of 'counts' in " + file +
+                       " has 1 experts with positive load, fewer than top-k 2\n");
+}
+
+// The workload's messages about the history trace named "history:", no flag.
+TEST(LoadTables, AHistoryWithoutTheLayerNamesTheFlag) {
+  TempDir dir;
+  const std::string counts = dir.write("counts.json", R"({"num_experts": 8, "expert_usage_by_layer": {"0": {"3": 5, "4": 1}}})");
+  const std::string tokens = dir.write("tokens.json", "[{\"0\": [[0, 1], [2, 3]], \"5\": [[4, 5], [6, 7]]}]");
+  const auto r = run_zepp("simulate --executor estimate --nodes 2 --gpus-per-node 2 --strategies a2av --model mixtral-8x7b "
+                          "--trace " + tokens + " --history " + counts + " --layer 5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "zepp: invalid argument: --history: layer 5 is not in load table counts of " + counts + "\n");
 }
 
 }  // namespace

@@ -92,7 +92,10 @@ TEST(ModelCli, BadArgumentsExit2NamingTheFlag) {
            {"--layers 1 --timeline t.json", "--timeline"}, {"--phase decode", "--phase"},
            {"--layers 1,1", "--layers: layer 1 is listed twice"}, {"--layers 1,0-3", "--layers: layer 1 is listed twice"},
            {"--layers 0-2000000000", "--layers: '0-2000000000' names more than 4096 layers"},
-           {"--layers 1 --phase decode --batch 2000000000", "--batch: 2000000000 tokens per GPU on 16 GPUs at top-6 make more"}}) {
+           {"--layers 1 --phase decode --batch 2000000000", "--batch: 2000000000 tokens per GPU on 16 GPUs at top-6 make more"},
+           // --batch set the tokens per GPU and --size-mb beside it was ignored.
+           {"--layers 1 --phase decode --batch 4 --size-mb 5",
+            "zepp: invalid argument: --size-mb: and --batch both set the tokens per GPU (decode: one per sequence); give one"}}) {
     const auto r = run_zepp(base + args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_NE(r.err.find(flag), std::string::npos) << args << ": " << r.err;

@@ -1,4 +1,5 @@
 // `zepp simulate --iterations N` end to end on the real Llama-4 trace, and its bad arguments.
+#include <algorithm>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 
 #include "../common/refusal_cells.hpp"
 #include "../common/run_zepp.hpp"
+#include "../common/temp_dir.hpp"
 
 namespace zepp {
 namespace {
@@ -153,6 +155,54 @@ TEST(ServeCli, ExcessRemovedWithoutAHomeReferenceIsADashNotNan) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out.find("nan"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("excess load removed - (no home reference"), std::string::npos) << r.out;
+}
+
+// --executor none simulates nothing: its latency and the metadata / planning charged in it were
+// printed as 0 (table "0.0000", JSON 0.0, "total latency 0.0000 ms"), read as real figures.
+TEST(ServeCli, ExecutorNoneLeavesTheSimulatedFiguresEmpty) {
+  const std::string trace = shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
+  if (!std::filesystem::exists(trace)) GTEST_SKIP() << "traces absent";
+  const std::string args = "simulate --executor none --iterations 2 --nodes 2 --gpus-per-node 2 --strategies a2av,zepp "
+                           "--size-mb 0.1 --trace " + trace + " --model mixtral-8x7b";
+  const auto j = run_zepp(args + " --format json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["systems"].size(), 2u);
+  for (const auto& s : doc["systems"]) {
+    EXPECT_TRUE(s["total_latency_ms"].is_null()) << s;
+    ASSERT_EQ(s["iterations"].size(), 2u);
+    for (const auto& it : s["iterations"]) {
+      for (const char* key : {"latency_ms", "metadata_us", "rank_planning_us", "planning_share"})
+        EXPECT_TRUE(it[key].is_null()) << key << ": " << it;
+      EXPECT_GT(it["imbalance"].get<double>(), 0);  // the decisions are still reported
+    }
+  }
+  const auto t = run_zepp(args);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(testing::count_of(t.out, "total latency - (--executor none simulates no latency), mean R "), 2u) << t.out;
+  EXPECT_EQ(t.out.find("0.0000"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("charged in the simulated latency"), std::string::npos) << t.out;
+  const auto c = run_zepp(args + " --format csv");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("\na2av,0,all,,"), std::string::npos) << c.out;  // latency_ms empty
+  EXPECT_NE(c.out.find("\nzepp,1,all,,"), std::string::npos) << c.out;
+}
+
+// A dataset is named by its folder: "x,y" was written into the CSV unquoted, shifting every
+// later column of its rows.
+TEST(ServeCli, CsvQuotesADatasetNameWithAComma) {
+  testing::TempDir dir;
+  std::string tokens;
+  for (int t = 0; t < 64; ++t) tokens += (t ? "," : "") + std::string("[") + std::to_string(t % 8) + "," + std::to_string((t + 3) % 8) + "]";
+  for (const char* f : {"x,y/1.json", "x,y/2.json", "z/1.json", "z/2.json"}) dir.write(f, "[{\"1\":[" + tokens + "]}]");
+  const auto r = run_zepp("simulate --iterations 1 --drift only --dataset x,y --format csv --nodes 2 --gpus-per-node 2 "
+                          "--strategies a2av --size-mb 0.01 --trace " + dir.path() + " --model mixtral-8x7b");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t row = r.out.find('\n') + 1;
+  const std::string header = r.out.substr(0, row), line = r.out.substr(row, r.out.find('\n', row) - row);
+  EXPECT_EQ(line.rfind("a2av,0,\"x,y\",", 0), 0u) << r.out;
+  // The row has as many fields as the header once the quoted one counts as one.
+  EXPECT_EQ(std::count(line.begin(), line.end(), ',') - 1, std::count(header.begin(), header.end(), ',')) << r.out;
 }
 
 }  // namespace

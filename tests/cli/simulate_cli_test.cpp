@@ -167,7 +167,7 @@ TEST(SimulateCli, EveryPrintedRowNameIsAcceptedBack) {
   EXPECT_DOUBLE_EQ(back["strategies"][0]["latency_us"].get<double>(), flagged["strategies"][0]["latency_us"].get<double>());
   EXPECT_EQ(back["strategies"][1]["name"], "zepp/no-split/no-merge/no-waves");  // printed in the flags' order
   for (const char* bad : {"zepp/no-split/no-split", "zepp/no-split/", "a2av/no-split", "zepp-overlap/no-locality",
-                          "zepp+hot/eplb-placement"}) {
+                          "zepp+hot/eplb-placement", "zepp+swaps/eplb-placement"}) {
     const auto r = run_zepp("simulate " + base + "--strategies " + bad);
     EXPECT_EQ(r.status, 2) << bad;
     EXPECT_NE(r.err.find("--strategies: unknown strategy '" + std::string(bad) + "'"), std::string::npos) << r.err;

@@ -54,6 +54,14 @@ TEST(TopologyCli, BadFileNamesFieldAndExitsTwo) {
   const auto missing = run_zepp("simulate --topology dgx-h900");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("--topology: 'dgx-h900' is neither a preset"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("(docs/topology.md): no file at that path"), std::string::npos) << missing.err;
+  // A link to a file that is gone: "no file at that path" did not say why ls shows one.
+  const std::string link = dir.path() + "/link.yaml";
+  std::filesystem::create_symlink(dir.path() + "/gone.yaml", link);
+  const auto broken = run_zepp("simulate --topology " + link);
+  EXPECT_EQ(broken.status, 2);
+  EXPECT_NE(broken.err.find("(docs/topology.md): a broken symbolic link (to " + dir.path() + "/gone.yaml)\n"),
+            std::string::npos) << broken.err;
 }
 
 }  // namespace
@@ -89,6 +97,35 @@ TEST(PresetsCli, ListsEveryModelAndClusterWithItsSource) {
 // A file given as --topology that is no mapping reads as one YAML scalar: a trace CSV there
 // (found by a fresh-user check) printed its whole text, 32 KB for one DeepSeek prompt. The
 // message quotes its first 40 bytes.
+// A calibrated file's measured expert times are used by one layer on the simulator only:
+// --layers, --iterations and --executor estimate printed the roofline's figures with it, the
+// same as without it.
+TEST(TopologyCli, MeasuredComputeOutsideOneSimulatedLayerIsRefused) {
+  testing::TempDir dir;
+  const std::string file = dir.write("calibrated.yaml",
+                                     "base: a100\ncompute:\n  model: measured\n  gemm: [{hidden: 64, ffn: 64, points: "
+                                     "[[1, 1 us], [100, 2 us]]}]\n");
+  const std::string base = "simulate --topology " + file + " --model mixtral-8x7b --nodes 2 --gpus-per-node 2 --hidden 64 "
+                           "--ffn 64 --strategies a2av --size-mb 0.1 ";
+  const std::string trace = testing::shared_dir() + "/data/traces/mixtral-8x7b-gsm8k";
+  std::vector<std::pair<std::string, std::string>> cases = {{"--executor estimate", "--executor estimate"}};
+  if (std::filesystem::exists(trace))
+    cases.insert(cases.end(), {{"--trace " + trace + " --layers 1-2", "--layers"},
+                               {"--trace " + trace + " --iterations 2", "--iterations"}});
+  for (const auto& [args, mode] : cases) {
+    const auto r = run_zepp(base + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, "zepp: invalid argument: --topology: " + file + " holds a compute model measured by zepp calibrate, "
+                     "which only one layer on --executor sim uses; " + mode +
+                     " would time the experts by the roofline instead, ignoring it\n") << args;
+  }
+  const auto sim = run_zepp(base + "--format json");
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  EXPECT_NE(sim.err.find("compute: expert times measured by zepp calibrate"), std::string::npos) << sim.err;
+  if (std::filesystem::exists(trace))  // decisions only: nothing is timed
+    EXPECT_EQ(run_zepp(base + "--trace " + trace + " --iterations 2 --executor none").status, 0);
+}
+
 TEST(TopologyCli, AFileThatIsNoMappingIsQuotedBriefly) {
   std::string csv = "Layer ID,Token ID,Expert IDs\n";
   for (int t = 0; t < 2000; ++t) csv += "1," + std::to_string(t) + ",\"[1, 2, 3, 4, 5, 6]\"\n";

@@ -392,3 +392,51 @@ TEST(MpiRun, StackRejectsALayerAbsentFromTheTrace) {
 
 }  // namespace
 }  // namespace zepp
+
+namespace zepp {
+namespace {
+
+// A placement that cannot fit the ranks' cluster (zepp's 8 + 2 slots on one GPU for 8 experts) is
+// refused before any rank runs, naming what to change, as zepp simulate refuses it: it came from
+// rank 0 mid-run ("zepp run (rank 0): error: extra_slots: ...") with an MPI_Abort banner.
+TEST(MpiRun, PlacementThatCannotFitIsOneMessage) {
+  const Launch r = mpirun(1, "--model mixtral-8x7b --gpus-per-node 1 --hidden 16 --ffn 8 --strategy a2av,zepp", 60);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(testing::count_of(r.err, "zepp: invalid argument: strategies: zepp cannot place 8 experts on 1 x 1 GPUs "
+                                     "(change the ranks (mpirun -np), --gpus-per-node, --experts or --extra-slots): "
+                                     "extra_slots: 2 gives 10 slots per GPU, more than the 8 experts"),
+            1u) << r.err;
+  EXPECT_EQ(r.err.find("MPI_ABORT"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");  // a2av did not run first
+}
+
+// --layers' own checks and its trace are read before any rank runs: one message, exit status 2,
+// no MPI_Abort banner (each rank printed the message, then the banner followed).
+TEST(MpiRun, StackInputErrorsAreOneMessage) {
+  testing::TempDir dir;
+  std::string tokens;
+  for (int t = 0; t < 64; ++t) tokens += (t ? "," : "") + std::string("[") + std::to_string(t % 8) + "," + std::to_string((t + 3) % 8) + "]";
+  const std::string good = dir.path() + "/good";
+  dir.write("good/prompt_1.json", "[{\"1\":[" + tokens + "],\"3\":[" + tokens + "]}]");
+  dir.write("bad/prompt_1.json", "[{\"1\":[[3, 4], [5,");
+  const std::string base = "--model mixtral-8x7b --gpus-per-node 1 --hidden 16 --ffn 8 --strategy zepp --layers 1,3 ";
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : {Case{"", "zepp: invalid argument: --trace: --layers runs the MoE layers of a trace; name one"},
+                        Case{"--trace " + good + " --history " + good,
+                             "zepp: invalid argument: --history: is not used with --layers"},
+                        Case{"--trace " + dir.path() + "/bad", dir.path() + "/bad/prompt_1.json"}}) {
+    const Launch r = mpirun(2, base + c.args, 60);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(testing::count_of(r.err, c.message), 1u) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("MPI_ABORT"), std::string::npos) << c.args << "\n" << r.err;
+  }
+  // The good trace still runs, both layers.
+  const Launch ok = mpirun(2, base + "--trace " + good + " --format json", 60);
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["layers"], nlohmann::json({1, 3}));
+}
+
+}  // namespace
+}  // namespace zepp

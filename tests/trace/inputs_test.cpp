@@ -76,6 +76,52 @@ TEST(TraceFolders, BrokenLinksAreSkippedWithSkipInvalidAndRefusedWithout) {
       << t.skipped_invalid[0];
 }
 
+// A folder whose only trace is a hidden file said "found none", leaving the user to guess why.
+TEST(TraceFolders, AFolderOfHiddenFilesOnlySaysTheyAreSkipped) {
+  TempDir dir;
+  dir.write(".1.jsonl", vllm_log(120, 0, 0));
+  try {
+    read_trace(dir.path());
+    ADD_FAILURE() << "a hidden file was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path() + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found "
+                                                  "none (names starting with '.' are skipped: .1.jsonl)");
+  }
+  TempDir empty;
+  try {
+    read_trace(empty.path());
+    ADD_FAILURE() << "an empty folder was read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), empty.path() + ": expected trace files (*.json, *.jsonl, *.csv) in the folder, found none");
+  }
+}
+
+// The trace path itself a broken link, or one of a loop of links: "got nothing at that path",
+// though ls shows the link; now said as a file in a folder says it.
+TEST(TraceFolders, ABrokenLinkGivenAsTheTraceIsNamedSo) {
+  TempDir dir;
+  const fs::path gone = fs::path(dir.path()) / "gone.jsonl", a = fs::path(dir.path()) / "a.jsonl",
+                 b = fs::path(dir.path()) / "b.jsonl";
+  fs::create_symlink(fs::path(dir.path()) / "nothing.jsonl", gone);
+  fs::create_symlink(b, a);
+  fs::create_symlink(a, b);
+  const auto message = [](const fs::path& p) {
+    try {
+      read_trace(p.string());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(message(gone), gone.string() + ": expected a trace file or a folder of trace files, got a broken symbolic link (to " +
+                               (fs::path(dir.path()) / "nothing.jsonl").string() + ")");
+  EXPECT_EQ(message(a), a.string() + ": expected a trace file or a folder of trace files, got a broken symbolic link (to " +
+                            b.string() + ")");
+  EXPECT_EQ(message(fs::path(dir.path()) / "absent.jsonl"),
+            (fs::path(dir.path()) / "absent.jsonl").string() +
+                ": expected a trace file or a folder of trace files, got nothing at that path");
+}
+
 TEST(TraceFolders, LinkLoopsAndFoldersReachedTwiceAreErrors) {
   TempDir dir;
   dir.write("a/1.jsonl", vllm_log(120, 0, 0));
